@@ -1,0 +1,289 @@
+"""``HistoryBuffer``: the recent values of one logged scalar and their statistics."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections import deque
+from itertools import islice
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, ClassVar
+
+_PLAIN = (int, float)
+# A buffer that is written every step but never read would otherwise keep every tensor (and on a
+# GPU, a block of device memory each) alive: past this many unread updates, the pending tensors
+# are read in one batch, one device sync per this many steps.
+MAX_UNREAD = 1024
+
+
+def _torch_tensor_type() -> type | None:
+    # torch is never imported here: if the program has not imported it, no value can be a tensor.
+    torch = sys.modules.get("torch")
+    return getattr(torch, "Tensor", None)
+
+
+def _describe(value: Any) -> str:
+    shape = getattr(value, "shape", None)
+    kind = type(value).__name__
+    return f"a {kind} of shape {tuple(shape)}" if shape is not None else f"a {kind}"
+
+
+def _prepare(value: Any) -> tuple[Any, bool]:
+    """Check one logged value; return ``(value to store, whether it is a lazy tensor)``.
+
+    Tensors are kept as they are (detached from autograd) and read later, so that logging does
+    not wait for the device. Anything else with ``.item()`` (numpy scalars and arrays) is read now,
+    since it lives in host memory anyway.
+    """
+    tensor_type = _torch_tensor_type()
+    if tensor_type is not None and isinstance(value, tensor_type):
+        if value.numel() != 1:
+            raise ValueError(f"a logged value must have one element, got {_describe(value)}")
+        # detach() neither copies nor synchronizes; it keeps the autograd graph from living on in
+        # the buffer.
+        return (value.detach() if value.requires_grad else value), True
+    # Subclasses of int and float (bool, numpy.float64) are stored as the plain type, so that
+    # "not exactly int or float" always means "a tensor still to read".
+    if isinstance(value, int):
+        return int(value), False
+    if isinstance(value, float):
+        return float(value), False
+    item = getattr(value, "item", None)
+    if item is None:
+        raise TypeError(
+            f"a logged value must be an int, a float, or a tensor or array with one element, "
+            f"got {type(value).__name__}: {value!r}"
+        )
+    size = value.numel() if hasattr(value, "numel") else getattr(value, "size", 1)
+    if isinstance(size, int) and size != 1:
+        raise ValueError(f"a logged value must have one element, got {_describe(value)}")
+    number = item()
+    if isinstance(number, int):
+        return int(number), False
+    if isinstance(number, float):
+        return float(number), False
+    raise TypeError(f"a logged value must be a number, got {type(number).__name__}: {number!r}")
+
+
+# CPU tensors are read one by one: item() on host memory synchronizes nothing and is cheaper
+# than stacking. Tensors on other devices are stacked and read with one sync per device. (Tests
+# turn this off to exercise the stacking path without a GPU.)
+READ_CPU_ONE_BY_ONE = True
+
+
+def _to_floats(tensors: list[Any]) -> list[float]:
+    """Read one-element tensors into floats, with one device synchronization per device."""
+    torch = sys.modules.get("torch")
+    result: list[float] = [0.0] * len(tensors)
+    by_device: dict[Any, list[int]] = {}
+    for index, tensor in enumerate(tensors):
+        if tensor.is_cpu and READ_CPU_ONE_BY_ONE:
+            result[index] = float(tensor.item())
+        else:
+            by_device.setdefault(tensor.device, []).append(index)
+    for indices in by_device.values():
+        try:
+            # stack needs equal shapes: (1,) or (1, 1) tensors become 0-d views first.
+            group = [
+                tensors[i] if tensors[i].dim() == 0 else tensors[i].reshape(()) for i in indices
+            ]
+            numbers = torch.stack(group).tolist()
+        except (AttributeError, RuntimeError, TypeError, ValueError):
+            # Unusual tensors (complex, sparse, subclasses that refuse stack): one by one.
+            numbers = [tensors[i].item() for i in indices]
+        for i, number in zip(indices, numbers, strict=True):
+            result[i] = float(number)
+    return result
+
+
+class HistoryBuffer:
+    """The last ``max_length`` values of a scalar with their counts, and statistics over them.
+
+    A value may be an int, a float, a one-element torch tensor, or a numpy scalar or array with
+    one element. Tensors are stored unread and become floats the first time the buffer is read,
+    all pending tensors of the buffer in one batch, so updating does not wait for a GPU (a buffer
+    left unread for ``MAX_UNREAD`` updates reads its tensors then, to bound their memory). Because
+    a tensor is read later, do not modify it in place after logging it.
+
+    Args:
+        log_history: initial values.
+        count_history: initial counts, as many as values.
+        max_length: how many (value, count) pairs are kept; older ones are dropped.
+
+    Example:
+        >>> buffer = HistoryBuffer()
+        >>> for loss in (4.0, 2.0, 3.0):
+        ...     buffer.update(loss)
+        >>> buffer.mean(), buffer.mean(window_size=2), buffer.max(), buffer.current()
+        (3.0, 2.5, 4.0, 3.0)
+        >>> buffer.update(10.0, count=4)  # a sum of 4 samples
+        >>> buffer.mean(window_size=1)
+        2.5
+        >>> buffer.statistics('min')
+        2.0
+    """
+
+    # Shared by all buffers: a statistic registered once is available on every buffer.
+    _statistics_methods: ClassVar[dict[str, Callable[..., Any]]] = {}
+
+    def __init__(
+        self,
+        log_history: Any = (),
+        count_history: Any = (),
+        max_length: int = 1000000,
+    ) -> None:
+        if isinstance(max_length, bool) or not isinstance(max_length, int):
+            raise TypeError(f"max_length must be an int, got {type(max_length).__name__}")
+        if max_length < 1:
+            raise ValueError(f"max_length must be at least 1, got {max_length}")
+        log_history = list(log_history)
+        count_history = list(count_history)
+        if len(log_history) != len(count_history):
+            raise ValueError(
+                f"log_history and count_history must have the same length, got "
+                f"{len(log_history)} values and {len(count_history)} counts"
+            )
+        if len(log_history) > max_length:
+            warnings.warn(
+                f"HistoryBuffer got {len(log_history)} values but keeps max_length={max_length}: "
+                f"the oldest {len(log_history) - max_length} are dropped",
+                stacklevel=2,
+            )
+        self.max_length = max_length
+        self._values: deque[Any] = deque(maxlen=max_length)
+        self._counts: deque[int | float] = deque(maxlen=max_length)
+        # Tensors not read yet all sit among the last `_unread` entries, because every read
+        # converts all of them; `_lazy` says whether there is any at all.
+        self._unread = 0
+        self._lazy = False
+        for value, count in zip(log_history, count_history, strict=True):
+            self.update(value, count)
+
+    def update(self, log_val: Any, count: int | float = 1) -> None:
+        """Append ``log_val`` (a sum over ``count`` samples; 1 by default)."""
+        if type(log_val) not in _PLAIN:
+            log_val, lazy = _prepare(log_val)
+            if lazy:
+                self._lazy = True
+        if type(count) not in _PLAIN and not isinstance(count, _PLAIN):
+            raise TypeError(f"count must be an int or a float, got {type(count).__name__}")
+        self._values.append(log_val)
+        self._counts.append(count)
+        self._unread += 1
+        if self._unread >= MAX_UNREAD and self._lazy:
+            self._materialize()
+
+    def _materialize(self) -> None:
+        """Turn every pending tensor into a float, in place, so each is read once."""
+        unread = min(self._unread, len(self._values))
+        self._unread = 0
+        if not self._lazy:
+            return
+        self._lazy = False
+        values = self._values
+        start = len(values) - unread
+        # Indexing a deque near its right end is cheap, and pending entries are all there.
+        indices = [i for i in range(start, len(values)) if type(values[i]) not in _PLAIN]
+        if indices:
+            for i, number in zip(indices, _to_floats([values[i] for i in indices]), strict=True):
+                values[i] = number
+
+    def _window(self, window_size: int | None) -> tuple[list[Any], list[Any]]:
+        if window_size is not None and (
+            isinstance(window_size, bool) or not isinstance(window_size, int)
+        ):
+            raise TypeError(
+                f"window_size must be an int or None, got {type(window_size).__name__}: "
+                f"{window_size!r}"
+            )
+        if window_size is not None and window_size < 1:
+            raise ValueError(f"window_size must be at least 1, got {window_size}")
+        self._materialize()
+        length = len(self._values)
+        if length == 0:
+            raise ValueError("the HistoryBuffer is empty: call update() before reading it")
+        if window_size is None or window_size >= length:
+            return list(self._values), list(self._counts)
+        # From the right end: islice from the left would walk the whole deque to reach the window.
+        values = list(islice(reversed(self._values), window_size))
+        counts = list(islice(reversed(self._counts), window_size))
+        values.reverse()
+        counts.reverse()
+        return values, counts
+
+    @property
+    def data(self) -> tuple[list[Any], list[Any]]:
+        """``(values, counts)`` as two lists of Python numbers (MMEngine returns numpy arrays)."""
+        self._materialize()
+        return list(self._values), list(self._counts)
+
+    def mean(self, window_size: int | None = None) -> float:
+        """Sum of the values divided by the sum of the counts, over the last ``window_size``."""
+        values, counts = self._window(window_size)
+        return sum(values) / sum(counts)
+
+    def max(self, window_size: int | None = None) -> Any:
+        """The largest of the last ``window_size`` values (all of them by default)."""
+        return max(self._window(window_size)[0])
+
+    def min(self, window_size: int | None = None) -> Any:
+        """The smallest of the last ``window_size`` values (all of them by default)."""
+        return min(self._window(window_size)[0])
+
+    def current(self) -> Any:
+        """The last value."""
+        return self._window(1)[0][0]
+
+    @classmethod
+    def register_statistics(cls, method: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorator: make ``method(buffer, *args, **kwargs)`` available as
+        ``buffer.statistics(method.__name__, *args, **kwargs)``.
+
+        Example:
+            >>> @HistoryBuffer.register_statistics
+            ... def last_sum(buffer, n=2):
+            ...     values, _ = buffer.data
+            ...     return sum(values[-n:])
+        """
+        name = method.__name__
+        registered = cls._statistics_methods.get(name)
+        if registered is not None and registered is not method:
+            raise ValueError(f"a HistoryBuffer statistic named {name!r} is already registered")
+        cls._statistics_methods[name] = method
+        return method
+
+    def statistics(self, method_name: str, *args: Any, **kwargs: Any) -> Any:
+        """Call the statistic registered as ``method_name`` on this buffer."""
+        method = self._statistics_methods.get(method_name)
+        if method is None:
+            known = ", ".join(sorted(self._statistics_methods))
+            raise KeyError(
+                f"no HistoryBuffer statistic named {method_name!r}; registered: {known} "
+                f"(add one with @HistoryBuffer.register_statistics)"
+            )
+        return method(self, *args, **kwargs)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickles and copies hold plain floats: tensors would drag their device along.
+        self._materialize()
+        return self.__dict__.copy()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> HistoryBuffer:
+        # Values and counts are immutable numbers once materialized: copying the deques is a deep
+        # copy, much faster than copy.deepcopy visiting a million floats.
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__getstate__())
+        new._values = self._values.copy()
+        new._counts = self._counts.copy()
+        return new
+
+    def __repr__(self) -> str:
+        return f"HistoryBuffer(length={len(self._values)}, max_length={self.max_length})"
+
+
+for _method in (HistoryBuffer.mean, HistoryBuffer.max, HistoryBuffer.min, HistoryBuffer.current):
+    HistoryBuffer.register_statistics(_method)
+del _method

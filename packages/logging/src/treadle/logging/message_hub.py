@@ -1,0 +1,278 @@
+"""``MessageHub``: where the parts of a training run leave scalars and facts for each other."""
+
+from __future__ import annotations
+
+import warnings
+
+from .history_buffer import HistoryBuffer
+from .manager import ManagerMixin
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+_MISSING = object()
+_STATE_KEYS = ("log_scalars", "runtime_info", "resumed_keys")
+
+
+def _known_keys(keys: Any, limit: int = 20) -> str:
+    names = sorted(map(str, keys))
+    if not names:
+        return "none"
+    shown = ", ".join(repr(n) for n in names[:limit])
+    return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
+
+
+class MessageHub(ManagerMixin):
+    """Scalars (as ``HistoryBuffer``\\ s) and runtime information shared across a run.
+
+    Hooks and loops write the losses, learning rates and facts such as the current epoch; the
+    logger hook reads them. Tensors given as scalars are kept unread until a buffer is read, so
+    updating never synchronizes the device. Each key is marked ``resumed`` or not the first time it
+    is written; only resumed keys go into ``state_dict()`` and so into checkpoints.
+
+    Args:
+        name: the instance name.
+        log_scalars: initial ``{key: HistoryBuffer}``.
+        runtime_info: initial ``{key: value}``.
+        resumed_keys: ``{key: bool}`` for keys of the two dicts above; keys left out are not
+            saved by ``state_dict()``.
+
+    Example:
+        >>> hub = MessageHub.get_instance('train')
+        >>> hub.update_scalars({'loss': 0.5, 'acc': {'value': 30, 'count': 40}})
+        >>> hub.update_info('epoch', 3)
+        >>> hub.get_scalar('loss').current(), hub.get_scalar('acc').mean(), hub.get_info('epoch')
+        (0.5, 0.75, 3)
+        >>> restored = MessageHub('copy')
+        >>> restored.load_state_dict(hub.state_dict())
+        >>> restored.get_info('epoch')
+        3
+    """
+
+    # get_current_instance() with no instance yet creates this one: hooks can always reach a hub.
+    default_instance_name = "treadle"
+
+    def __init__(
+        self,
+        name: str,
+        log_scalars: dict[str, HistoryBuffer] | None = None,
+        runtime_info: dict[str, Any] | None = None,
+        resumed_keys: dict[str, bool] | None = None,
+    ) -> None:
+        super().__init__(name)
+        self._log_scalars: dict[str, HistoryBuffer] = self._check_dict("log_scalars", log_scalars)
+        self._runtime_info: dict[str, Any] = self._check_dict("runtime_info", runtime_info)
+        self._resumed_keys: dict[str, bool] = self._check_dict("resumed_keys", resumed_keys)
+        for key, value in self._log_scalars.items():
+            if not isinstance(value, HistoryBuffer):
+                raise TypeError(
+                    f"log_scalars[{key!r}] must be a HistoryBuffer, got {type(value).__name__}"
+                )
+        for key in self._resumed_keys:
+            if key not in self._log_scalars and key not in self._runtime_info:
+                raise KeyError(
+                    f"resumed_keys names {key!r}, which is in neither log_scalars nor runtime_info"
+                )
+
+    @staticmethod
+    def _check_dict(argument: str, value: Any) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise TypeError(f"{argument} must be a dict or None, got {type(value).__name__}")
+        return dict(value)
+
+    def _check_resumed(self, key: str, resumed: bool) -> bool | None:
+        """Return the key's flag (None if it has none); raise if ``resumed`` contradicts it."""
+        flag = self._resumed_keys.get(key)
+        if flag is not None and flag != resumed:
+            raise ValueError(
+                f"MessageHub {self.instance_name!r}: key {key!r} was first written with "
+                f"resumed={flag} and cannot be written with resumed={resumed}"
+            )
+        return flag
+
+    def update_scalar(self, key: str, value: Any, count: int = 1, resumed: bool = True) -> None:
+        """Append ``value`` (a sum over ``count`` samples) to the buffer of ``key``.
+
+        ``value`` is an int, a float, a one-element tensor (kept unread: no device sync) or a
+        numpy scalar or one-element array.
+        """
+        flag = self._check_resumed(key, resumed)
+        if not isinstance(count, int):
+            raise TypeError(
+                f"MessageHub {self.instance_name!r}: the count of scalar {key!r} must be an int, "
+                f"got {type(count).__name__}: {count!r}"
+            )
+        buffer = self._log_scalars.get(key)
+        new = buffer is None
+        if new:
+            buffer = HistoryBuffer()
+        try:
+            buffer.update(value, count)
+        except (TypeError, ValueError) as error:
+            raise type(error)(
+                f"MessageHub {self.instance_name!r}: scalar {key!r}: {error}"
+            ) from None
+        # Registered only once a valid value is in, so a failed first update leaves no trace.
+        if new:
+            self._log_scalars[key] = buffer
+        if flag is None:
+            self._resumed_keys[key] = resumed
+
+    def update_scalars(self, log_dict: dict[str, Any], resumed: bool = True) -> None:
+        """Update several scalars; a value may be ``{'value': v, 'count': n}``.
+
+        Example:
+            >>> hub = MessageHub('demo')
+            >>> hub.update_scalars({'loss': 0.25, 'top1': {'value': 9, 'count': 10}})
+        """
+        if not isinstance(log_dict, dict):
+            raise TypeError(f"log_dict must be a dict, got {type(log_dict).__name__}")
+        for key, value in log_dict.items():
+            if isinstance(value, dict):
+                if "value" not in value:
+                    raise KeyError(
+                        f"MessageHub {self.instance_name!r}: log_dict[{key!r}] is a dict, so it "
+                        f"must hold 'value' (and optionally 'count'); it holds "
+                        f"{_known_keys(value)}"
+                    )
+                self.update_scalar(key, value["value"], value.get("count", 1), resumed)
+            else:
+                self.update_scalar(key, value, 1, resumed)
+
+    def update_info(self, key: str, value: Any, resumed: bool = True) -> None:
+        """Set the runtime information ``key`` to ``value`` (stored as is, not copied)."""
+        flag = self._check_resumed(key, resumed)
+        self._runtime_info[key] = value
+        if flag is None:
+            self._resumed_keys[key] = resumed
+
+    def update_info_dict(self, info_dict: dict[str, Any], resumed: bool = True) -> None:
+        """Set several pieces of runtime information."""
+        if not isinstance(info_dict, dict):
+            raise TypeError(f"info_dict must be a dict, got {type(info_dict).__name__}")
+        for key, value in info_dict.items():
+            self.update_info(key, value, resumed)
+
+    def pop_info(self, key: str, default: Any = None) -> Any:
+        """Remove the runtime information ``key`` and return it (``default`` if absent)."""
+        value = self._runtime_info.pop(key, default)
+        if key not in self._log_scalars:
+            # The key is gone entirely: it may come back with another resumed flag.
+            self._resumed_keys.pop(key, None)
+        return value
+
+    @property
+    def log_scalars(self) -> dict[str, HistoryBuffer]:
+        """All scalars, ``{key: HistoryBuffer}``."""
+        return self._log_scalars
+
+    @property
+    def runtime_info(self) -> dict[str, Any]:
+        """All runtime information, ``{key: value}``."""
+        return self._runtime_info
+
+    def get_scalar(self, key: str) -> HistoryBuffer:
+        """Return the ``HistoryBuffer`` of ``key``; KeyError if it was never updated."""
+        buffer = self._log_scalars.get(key)
+        if buffer is None:
+            raise KeyError(
+                f"MessageHub {self.instance_name!r} has no scalar {key!r}; its scalars: "
+                f"{_known_keys(self._log_scalars)}"
+            )
+        return buffer
+
+    def get_info(self, key: str, default: Any = _MISSING) -> Any:
+        """Return the runtime information ``key``; ``default`` if absent and given, else
+        KeyError (MMEngine returns None)."""
+        value = self._runtime_info.get(key, _MISSING)
+        if value is not _MISSING:
+            return value
+        if default is not _MISSING:
+            return default
+        raise KeyError(
+            f"MessageHub {self.instance_name!r} has no runtime info {key!r}; its keys: "
+            f"{_known_keys(self._runtime_info)} (pass a default to get_info to allow a missing key)"
+        )
+
+    def state_dict(self) -> dict[str, Any]:
+        """Return copies of the resumed scalars and runtime information, for a checkpoint.
+
+        Runtime information that cannot be deep-copied is left out with a warning.
+        """
+        import copy  # imported here: only checkpoints need it
+
+        scalars = {
+            key: copy.deepcopy(buffer)
+            for key, buffer in self._log_scalars.items()
+            if self._resumed_keys.get(key, False)
+        }
+        info: dict[str, Any] = {}
+        for key, value in self._runtime_info.items():
+            if not self._resumed_keys.get(key, False):
+                continue
+            try:
+                info[key] = copy.deepcopy(value)
+            except Exception as error:  # anything deepcopy raises: the key is skipped
+                warnings.warn(
+                    f"MessageHub {self.instance_name!r}: runtime info {key!r} cannot be copied "
+                    f"({type(error).__name__}: {error}), so state_dict() leaves it out",
+                    stacklevel=2,
+                )
+        return {
+            "log_scalars": scalars,
+            "runtime_info": info,
+            "resumed_keys": dict(self._resumed_keys),
+        }
+
+    def load_state_dict(self, state_dict: dict[str, Any] | MessageHub) -> None:
+        """Load a ``state_dict()`` (or every key of another ``MessageHub``) into this hub.
+
+        Keys already here and absent from ``state_dict`` are kept; keys in both take the loaded
+        value and resumed flag.
+        """
+        import copy
+
+        if isinstance(state_dict, MessageHub):
+            source = state_dict
+            state_dict = {
+                "log_scalars": source._log_scalars,
+                "runtime_info": source._runtime_info,
+                "resumed_keys": source._resumed_keys,
+            }
+        elif not isinstance(state_dict, dict):
+            raise TypeError(
+                f"load_state_dict takes a dict from MessageHub.state_dict() or a MessageHub, got "
+                f"{type(state_dict).__name__}"
+            )
+        missing = [key for key in _STATE_KEYS if key not in state_dict]
+        if missing:
+            raise KeyError(
+                f"MessageHub {self.instance_name!r}: the state dict lacks {', '.join(missing)} "
+                f"(it holds {_known_keys(state_dict)})"
+            )
+        for key, buffer in state_dict["log_scalars"].items():
+            if not isinstance(buffer, HistoryBuffer):
+                warnings.warn(
+                    f"MessageHub {self.instance_name!r}: log_scalars[{key!r}] is a "
+                    f"{type(buffer).__name__}, not a HistoryBuffer, so it is not loaded",
+                    stacklevel=2,
+                )
+                continue
+            self._log_scalars[key] = copy.deepcopy(buffer)
+        for key, value in state_dict["runtime_info"].items():
+            try:
+                self._runtime_info[key] = copy.deepcopy(value)
+            except Exception:  # an object deepcopy cannot copy: share it rather than lose it
+                self._runtime_info[key] = value
+        for key, resumed in state_dict["resumed_keys"].items():
+            if key in self._log_scalars or key in self._runtime_info:
+                self._resumed_keys[key] = resumed
+
+    def __repr__(self) -> str:
+        return (
+            f"<MessageHub {self.instance_name!r}: {len(self._log_scalars)} scalars, "
+            f"{len(self._runtime_info)} runtime info keys>"
+        )

@@ -1,0 +1,17 @@
+"""CI runs the README's test command, so a newcomer's first command is the one CI proves."""
+
+import re
+
+
+def test_ci_runs_the_readme_test_command(repo_root):
+    readme = (repo_root / "README.md").read_text()
+    pattern = r"^python3 -m pip install \"hatch==[^\n]*python3 -m hatch run test$"
+    commands = re.findall(pattern, readme, re.M)
+    assert len(commands) == 1, "the README names one test command"
+    ci = (repo_root / ".ci" / "run").read_text().splitlines()
+    assert commands[0] in ci
+
+
+def test_hatch_pin_of_readme_is_the_one_of_ci(repo_root):
+    pins = set(re.findall(r"hatch==[0-9.]+", (repo_root / "README.md").read_text()))
+    assert pins == set(re.findall(r"hatch==[0-9.]+", (repo_root / ".ci" / "run").read_text()))

@@ -1,0 +1,91 @@
+"""Each package installs and works alone, from its wheel, in a fresh virtual environment.
+
+Projects with nothing to do with training depend on treadle-config or treadle-fileio only;
+treadle-logging sits under everything. For each of them: build every wheel, create a new
+virtual environment, install only that distribution (pip resolves its declared dependencies,
+and finds sibling treadle wheels through --find-links), then run its tests/NAME there. The
+environment has no torch and no numpy unless the package itself asked for them.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import pathlib
+import subprocess
+import sys
+import venv
+
+import pytest
+
+ALONE = ("logging", "config", "fileio")
+
+
+def run(command: list[str], cwd: pathlib.Path, **kwargs) -> subprocess.CompletedProcess:
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, **kwargs)
+    assert result.returncode == 0, (
+        f"{' '.join(command)} failed with {result.returncode}:\n{result.stdout}\n{result.stderr}"
+    )
+    return result
+
+
+@pytest.fixture(scope="module")
+def wheelhouse(tmp_path_factory, repo_root, package_names) -> pathlib.Path:
+    out = tmp_path_factory.mktemp("wheels")
+    hatchling = pathlib.Path(sys.executable).with_name("hatchling")
+    for name in package_names:
+        build = [str(hatchling), "build", "-t", "wheel", "-d", str(out)]
+        run(build, cwd=repo_root / "packages" / name)
+    return out
+
+
+def test_every_package_builds_a_wheel(wheelhouse, package_names):
+    built = sorted(p.name.split("-")[0] for p in wheelhouse.glob("*.whl"))
+    assert built == sorted(f"treadle_{name}" for name in package_names)
+
+
+def test_no_wheel_ships_a_treadle_init(wheelhouse):
+    import zipfile
+
+    for wheel in wheelhouse.glob("*.whl"):
+        names = zipfile.ZipFile(wheel).namelist()
+        assert "treadle/__init__.py" not in names, wheel.name
+
+
+@pytest.mark.parametrize("name", ALONE)
+def test_package_alone_in_a_fresh_environment(name, wheelhouse, tmp_path, repo_root):
+    env_dir = tmp_path / f"venv-{name}"
+    venv.create(env_dir, with_pip=True, clear=True)
+    python = str(env_dir / "bin" / "python")
+    pytest_pin = f"pytest=={importlib.metadata.version('pytest')}"
+    run(
+        [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--find-links",
+            str(wheelhouse),
+            f"treadle-{name}",
+            pytest_pin,
+        ],
+        cwd=tmp_path,
+    )
+    # The package comes from the wheel inside the new environment, not from the source tree,
+    # and nothing heavy came along with it.
+    probe = (
+        f"import importlib.util as u, treadle.{name} as m; print(m.__file__); "
+        "print(u.find_spec('torch') is None, u.find_spec('numpy') is None)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    lines = run([python, "-c", probe], cwd=tmp_path, env=env).stdout.split()
+    assert lines[0].startswith(str(env_dir)), lines[0]
+    assert lines[1:] == ["True", "True"], "torch or numpy was installed with treadle-" + name
+    tests = run(
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/{name}"],
+        cwd=repo_root,
+        env=env,
+    )
+    assert " passed" in tests.stdout
