@@ -1,3 +1,4 @@
+import importlib.metadata
 import subprocess
 import sys
 
@@ -5,7 +6,7 @@ import treadle.logging
 
 
 def test_public_names():
-    assert treadle.logging.__version__ == "0.1.0"
+    assert treadle.logging.__version__ == importlib.metadata.version("treadle-logging")
     assert set(treadle.logging.__all__) == {
         "HistoryBuffer",
         "Logger",

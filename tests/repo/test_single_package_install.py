@@ -15,6 +15,7 @@ import pathlib
 import subprocess
 import sys
 import venv
+import zipfile
 
 import pytest
 
@@ -45,8 +46,6 @@ def test_every_package_builds_a_wheel(wheelhouse, package_names):
 
 
 def test_no_wheel_ships_a_treadle_init(wheelhouse):
-    import zipfile
-
     for wheel in wheelhouse.glob("*.whl"):
         names = zipfile.ZipFile(wheel).namelist()
         assert "treadle/__init__.py" not in names, wheel.name

@@ -168,7 +168,7 @@ class HistoryBuffer:
             log_val, lazy = _prepare(log_val)
             if lazy:
                 self._lazy = True
-        if type(count) not in _PLAIN and not isinstance(count, _PLAIN):
+        if not isinstance(count, _PLAIN):
             raise TypeError(f"count must be an int or a float, got {type(count).__name__}")
         self._values.append(log_val)
         self._counts.append(count)
