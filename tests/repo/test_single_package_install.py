@@ -1,7 +1,9 @@
 """Each package installs and works alone, from its wheel, in a fresh virtual environment.
 
 Projects with nothing to do with training depend on treadle-config or treadle-fileio only;
-treadle-logging sits under everything. For each of them: build every wheel, create a new
+treadle-logging sits under everything and treadle-registry only needs it. For each of them, and
+for treadle-fileio with its ``s3`` extra (plus the moto server its S3 tests start): build every
+wheel, create a new
 virtual environment, install only that distribution (pip resolves its declared dependencies,
 and finds sibling treadle wheels through --find-links), then run its tests/NAME there. The
 environment has no torch and no numpy unless the package itself asked for them.
@@ -19,7 +21,15 @@ import zipfile
 
 import pytest
 
-ALONE = ("logging", "config", "fileio")
+# (distribution, extra): what gets installed alone, and what else its tests need there.
+ALONE = [
+    ("logging", ""),
+    ("config", ""),
+    ("registry", ""),
+    ("fileio", ""),
+    ("fileio", "s3"),
+]
+TEST_EXTRAS = {"s3": ["moto[server]"]}
 
 
 def run(command: list[str], cwd: pathlib.Path, **kwargs) -> subprocess.CompletedProcess:
@@ -51,12 +61,19 @@ def test_no_wheel_ships_a_treadle_init(wheelhouse):
         assert "treadle/__init__.py" not in names, wheel.name
 
 
-@pytest.mark.parametrize("name", ALONE)
-def test_package_alone_in_a_fresh_environment(name, wheelhouse, tmp_path, repo_root):
+def pinned(requirement: str) -> str:
+    """The requirement at the version the workspace has, so both environments test the same."""
+    name = requirement.split("[")[0]
+    return f"{requirement}=={importlib.metadata.version(name)}"
+
+
+@pytest.mark.parametrize(("name", "extra"), ALONE, ids=[f"{n}[{e}]" if e else n for n, e in ALONE])
+def test_package_alone_in_a_fresh_environment(name, extra, wheelhouse, tmp_path, repo_root):
     env_dir = tmp_path / f"venv-{name}"
     venv.create(env_dir, with_pip=True, clear=True)
     python = str(env_dir / "bin" / "python")
-    pytest_pin = f"pytest=={importlib.metadata.version('pytest')}"
+    distribution = f"treadle-{name}[{extra}]" if extra else f"treadle-{name}"
+    test_requirements = [pinned(r) for r in ["pytest", *TEST_EXTRAS.get(extra, [])]]
     run(
         [
             python,
@@ -67,8 +84,8 @@ def test_package_alone_in_a_fresh_environment(name, wheelhouse, tmp_path, repo_r
             "--disable-pip-version-check",
             "--find-links",
             str(wheelhouse),
-            f"treadle-{name}",
-            pytest_pin,
+            distribution,
+            *test_requirements,
         ],
         cwd=tmp_path,
     )
@@ -83,8 +100,12 @@ def test_package_alone_in_a_fresh_environment(name, wheelhouse, tmp_path, repo_r
     assert lines[0].startswith(str(env_dir)), lines[0]
     assert lines[1:] == ["True", "True"], "torch or numpy was installed with treadle-" + name
     tests = run(
-        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/{name}"],
+        [python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", f"tests/{name}"],
         cwd=repo_root,
         env=env,
     )
     assert " passed" in tests.stdout
+    if extra == "s3":
+        # With the extra and the server installed, no S3 test may skip for want of either.
+        skipped = [line for line in tests.stdout.splitlines() if line.startswith("SKIPPED")]
+        assert not [line for line in skipped if "boto3" in line or "moto" in line], skipped
