@@ -1,0 +1,235 @@
+"""``ConfigDict``: a dict whose keys are also attributes, nested dicts converted on the way in."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from .errors import ConfigAttributeError, closest
+from .lazy import LazyAttr, LazyObject
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+DELETE_KEY = "_delete_"
+_LAZY_TYPES = (LazyObject, LazyAttr)
+
+
+class ConfigDict(dict):
+    """A dict with attribute access; dicts nested in it (also inside lists and tuples) become
+    ``ConfigDict`` too.
+
+    Lazily imported objects of pure-Python configs (``LazyObject``) are built when read through
+    ``cfg[key]``, ``cfg.key``, ``get``, ``pop``, ``values`` and ``items``; ``to_dict()`` shows
+    them as dotted strings.
+
+    Example:
+        >>> cfg = ConfigDict(model=dict(type='Net', layers=[dict(depth=2)]))
+        >>> cfg.model.layers[0].depth
+        2
+        >>> cfg.optimizer
+        Traceback (most recent call last):
+        ...
+        treadle.config.errors.ConfigAttributeError: 'ConfigDict' object has no attribute 'optimizer'
+        >>> cfg.model.update(dict(layers=[]))
+        >>> cfg.to_dict()
+        {'model': {'type': 'Net', 'layers': []}}
+    """
+
+    # True while a pure-Python config executes: reads return the LazyObject itself so that the
+    # config can refer to classes without importing them.
+    lazy = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+        for arg in args:
+            if not arg:
+                continue
+            if isinstance(arg, dict):
+                pairs = dict.items(arg)
+            elif isinstance(arg, tuple) and not isinstance(arg[0], tuple):
+                pairs = [arg]
+            else:
+                pairs = arg
+            for key, value in pairs:
+                dict.__setitem__(self, key, self._hook(value))
+        for key, value in kwargs.items():
+            dict.__setitem__(self, key, self._hook(value))
+
+    @classmethod
+    def _hook(cls, item: Any) -> Any:
+        # Only plain dicts are converted: a user's own dict subclass keeps its type.
+        kind = type(item)
+        if kind is dict or kind is OrderedDict:
+            return cls(item)
+        if kind is list:
+            return [cls._hook(elem) for elem in item]
+        if kind is tuple:
+            return tuple(cls._hook(elem) for elem in item)
+        return item
+
+    def _build(self, value: Any) -> Any:
+        if not self.lazy and isinstance(value, _LAZY_TYPES):
+            return value.build()
+        return value
+
+    build_lazy = _build
+
+    def __missing__(self, name: Any) -> Any:
+        raise KeyError(name)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            value = dict.__getitem__(self, name)
+        except KeyError:
+            hint = closest(name, self.keys()) if not name.startswith("__") else ""
+            raise ConfigAttributeError(
+                f"'{type(self).__name__}' object has no attribute '{name}'{hint}"
+            ) from None
+        return self._build(value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if hasattr(type(self), name):
+            raise AttributeError(f"'ConfigDict' object attribute '{name}' is read-only")
+        dict.__setitem__(self, name, self._hook(value))
+
+    def __delattr__(self, name: str) -> None:
+        try:
+            del self[name]
+        except KeyError:
+            raise ConfigAttributeError(f"'ConfigDict' has no key {name!r}") from None
+
+    def __setitem__(self, name: Any, value: Any) -> None:
+        dict.__setitem__(self, name, self._hook(value))
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._build(dict.__getitem__(self, key))
+
+    def __dir__(self):
+        return [*super().__dir__(), *(k for k in self.keys() if isinstance(k, str))]
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self._build(dict.get(self, key, default))
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        # MMEngine's pop returns None for a missing key when no default is given.
+        return self._build(dict.pop(self, key, *(default or (None,))))
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def values(self):
+        return [self._build(v) for v in dict.values(self)]
+
+    def items(self):
+        return [(k, self._build(v)) for k, v in dict.items(self)]
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Update recursively: a dict given for a key that holds a dict updates that dict."""
+        if len(args) > 1:
+            raise TypeError(f"update expected at most 1 positional argument, got {len(args)}")
+        other: dict = {}
+        if args:
+            source = args[0]
+            pairs = dict.items(source) if isinstance(source, dict) else source
+            other.update(pairs)
+        other.update(kwargs)
+        for key, value in other.items():
+            current = dict.get(self, key)
+            if isinstance(current, dict) and isinstance(value, dict):
+                current.update(value)
+            else:
+                self[key] = value
+
+    def merge(self, other: dict) -> None:
+        """Merge ``other`` in, recursively; a dict with ``_delete_=True`` replaces instead."""
+        import copy
+
+        merged = _merge_values(copy.deepcopy(other), copy.deepcopy(self))
+        dict.clear(self)
+        for key, value in merged.items():
+            self[key] = value
+
+    def copy(self) -> ConfigDict:
+        return type(self)(dict(dict.items(self)))
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: dict) -> ConfigDict:
+        import copy
+
+        other = type(self)()
+        memo[id(self)] = other
+        for key, value in dict.items(self):
+            dict.__setitem__(other, copy.deepcopy(key, memo), copy.deepcopy(value, memo))
+        return other
+
+    def __reduce_ex__(self, protocol: Any):
+        # Without this, pickle would call items() and build the lazy objects.
+        return (type(self), (dict(dict.items(self)),))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ConfigDict):
+            return self.to_dict() == other.to_dict()
+        if isinstance(other, dict):
+            return dict(self.items()) == other
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __or__(self, other: dict) -> ConfigDict:
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def __ior__(self, other: dict) -> ConfigDict:
+        self.update(other)
+        return self
+
+    def to_dict(self) -> dict:
+        """Plain dicts, lists and tuples all the way down; lazy objects as dotted strings."""
+        return to_plain(self, lazy_as_str=True)
+
+    def _to_lazy_dict(self) -> dict:
+        """Plain dicts all the way down, lazy objects kept as they are."""
+        return to_plain(self, lazy_as_str=False)
+
+
+def to_plain(value: Any, lazy_as_str: bool = True) -> Any:
+    if isinstance(value, dict):
+        return {k: to_plain(v, lazy_as_str) for k, v in dict.items(value)}
+    if isinstance(value, list):
+        return [to_plain(v, lazy_as_str) for v in value]
+    if isinstance(value, tuple) and type(value) is tuple:
+        return tuple(to_plain(v, lazy_as_str) for v in value)
+    if lazy_as_str and isinstance(value, _LAZY_TYPES):
+        return value.dotted
+    return value
+
+
+_MISSING = object()
+
+
+def _merge_values(new: Any, old: Any) -> Any:
+    """ConfigDict.merge's rule: dicts merge key by key unless ``_delete_`` is set."""
+    if not isinstance(new, dict):
+        return old if new is _MISSING else new
+    if not isinstance(old, dict):
+        new.pop(DELETE_KEY, None)
+        return new
+    if new.pop(DELETE_KEY, False):
+        old = {}
+    keys = list(dict.fromkeys([*dict.keys(old), *dict.keys(new)]))
+    return {
+        k: _merge_values(dict.get(new, k, _MISSING), dict.get(old, k, _MISSING))
+        for k in keys
+        if k != DELETE_KEY
+    }

@@ -1,0 +1,367 @@
+"""Loading a config file and, recursively, its ``_base_`` files into one dict.
+
+One ``Loader`` serves one ``Config.fromfile`` call: it keeps the chain of files being loaded (to
+report ``_base_`` cycles) and, in strict mode, the keys children set that no base defines.
+Nothing is cached between calls: each call reads and parses every file.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+import warnings
+
+from .config_dict import ConfigDict
+from .errors import (
+    ConfigCycleError,
+    ConfigFileNotFoundError,
+    ConfigFormatError,
+    ConfigKeyError,
+    ConfigParsingError,
+    StrictModeError,
+)
+from .merge import dotted, merge_a_into_b
+from .package_path import is_package_path, resolve_package_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+EXTENSIONS = (".py", ".json", ".yaml", ".yml")
+BASE_KEY = "_base_"
+DEPRECATION_KEY = "_deprecation_"
+_DROPPED_TYPES = (types.FunctionType, types.ModuleType)
+
+
+class Loaded:
+    """What loading one file (with its bases) gives."""
+
+    __slots__ = ("cfg_dict", "env_variables", "file", "imported_names", "text")
+
+    def __init__(self, cfg_dict: dict, text: str, env_variables: dict, imported_names: set):
+        self.file: str | None = None
+        self.cfg_dict = cfg_dict
+        self.text = text
+        self.env_variables = env_variables
+        self.imported_names = imported_names
+
+
+def check_extension(filename: str, where: tuple = (None, None)) -> str:
+    ext = os.path.splitext(filename)[1]
+    if ext not in EXTENSIONS:
+        raise ConfigFormatError(
+            f"{filename}: unsupported config extension {ext or '(none)'!r}; "
+            "use .py, .json, .yaml or .yml",
+            *where,
+        )
+    return ext
+
+
+def resolve(path: str, parent: str | None = None, lineno: int | None = None) -> str:
+    """Absolute path of a config named by ``path`` (relative to ``parent``'s folder, or
+    ``'pkg::path'``); errors name ``parent`` and ``lineno``."""
+    if is_package_path(path):
+        return resolve_package_path(path, parent, lineno)
+    full = os.path.expanduser(path)
+    if parent is not None and not os.path.isabs(full):
+        full = os.path.join(os.path.dirname(parent), full)
+    full = os.path.abspath(full)
+    if not os.path.isfile(full):
+        what = f"_base_ file {path!r}" if parent is not None else "config file"
+        raise ConfigFileNotFoundError(
+            f"{what} not found: {full}" if parent is not None else f"{what} not found: {path}",
+            parent,
+            lineno,
+        )
+    return full
+
+
+def read(filename: str) -> str:
+    with open(filename, encoding="utf-8") as f:
+        return f.read()
+
+
+def warn_deprecation(cfg_dict: dict, filename: str) -> None:
+    info = cfg_dict.pop(DEPRECATION_KEY, None)
+    if info is None:
+        return
+    message = f"The config file {filename} will be deprecated in the future."
+    if isinstance(info, dict):
+        if "expected" in info:
+            message += f" Please use {info['expected']} instead."
+        if "reference" in info:
+            message += f" More information can be found at {info['reference']}"
+    warnings.warn(message, DeprecationWarning, stacklevel=4)
+
+
+class Loader:
+    def __init__(
+        self,
+        use_predefined_variables: bool = True,
+        use_environment_variables: bool = True,
+        strict: bool = False,
+    ) -> None:
+        self.use_predefined_variables = use_predefined_variables
+        self.use_environment_variables = use_environment_variables
+        self.strict = strict
+        self.chain: list[str] = []
+        self.unknown: list[tuple[str, str, int | None]] = []
+
+    # -- entry points ------------------------------------------------------------------------
+
+    def load(self, filename: str, lazy_import: bool | None = None) -> tuple[Loaded, bool]:
+        """Load a file; returns it and whether it was read as a pure-Python config."""
+        ext = check_extension(filename)
+        text = read(filename)
+        pure, tree = self._mode(filename, text, ext, lazy_import)
+        self.chain.append(os.path.realpath(filename))
+        try:
+            if pure:
+                from .pure_python import PurePythonLoader
+
+                loaded = PurePythonLoader(self).load(filename, text, tree)
+            else:
+                loaded = self.load_text_style(filename, text, ext, tree)
+        finally:
+            self.chain.pop()
+        self.raise_unknown()
+        return loaded, pure
+
+    def load_string(self, text: str, ext: str) -> tuple[Loaded, bool]:
+        """Load config text; ``_base_`` paths are relative to the working directory."""
+        if ext not in EXTENSIONS:
+            raise ConfigFormatError(
+                f"unsupported config format {ext!r}; use .py, .json, .yaml or .yml"
+            )
+        filename = os.path.join(os.getcwd(), f"<string>{ext}")
+        pure, tree = self._mode(filename, text, ext, None)
+        if pure:
+            from .pure_python import PurePythonLoader
+
+            loaded = PurePythonLoader(self).load(filename, text, tree)
+        else:
+            loaded = self.load_text_style(filename, text, ext, tree)
+        self.raise_unknown()
+        return loaded, pure
+
+    def _mode(self, filename: str, text: str, ext: str, lazy_import: bool | None):
+        if ext != ".py" or lazy_import is False:
+            return False, None
+        from .python_source import is_pure_python, needs_tree, parse
+
+        if lazy_import is None and not needs_tree(text):
+            return False, None
+        tree = parse(text, filename)
+        return (lazy_import or is_pure_python(tree, filename)), tree
+
+    def raise_unknown(self) -> None:
+        if not self.unknown:
+            return
+        lines = [f"  {f}:{n or '?'}: {k}" for k, f, n in self.unknown]
+        raise StrictModeError(
+            "strict mode: these keys are set by a child config but defined by none of its "
+            "bases (misspelt?):\n" + "\n".join(lines),
+            list(self.unknown),
+        )
+
+    # -- text-style configs (.py with _base_ = ..., .json, .yaml) ----------------------------
+
+    def load_text_style(self, filename: str, raw: str, ext: str, tree: Any = None) -> Loaded:
+        from .substitution import BaseRefs, substitute_env, substitute_predefined
+
+        env: dict[str, str] = {}
+        text = raw
+        if self.use_predefined_variables:
+            text = substitute_predefined(text, filename)
+        if self.use_environment_variables:
+            text = substitute_env(text, filename, env)
+        refs = BaseRefs(filename)
+        text = refs.replace(text, quote_outside_strings=ext == ".json")
+        if text != raw:
+            tree = None
+        if ext == ".py":
+            bases, code, tree = self._python_parts(filename, text, tree)
+            data = None
+        else:
+            data = self._data(filename, text, ext)
+            bases = _data_bases(data.pop(BASE_KEY, None), filename, text)
+        base_cfg, texts = self.load_bases(bases, filename, env)
+        tokens = refs.resolve(base_cfg) if refs else {}
+        if data is None:
+            from .python_source import run
+
+            namespace = {BASE_KEY: base_cfg, "__file__": filename, **tokens}
+            run(code, namespace, filename)
+            data = {
+                k: v
+                for k, v in namespace.items()
+                if k != BASE_KEY and not k.startswith("__") and not isinstance(v, _DROPPED_TYPES)
+            }
+        if refs:
+            refs.substitute(data)
+        warn_deprecation(data, filename)
+        lines = _KeyLines(filename, text, ext, tree)
+        if self.strict and bases:
+            self.unknown.extend(
+                (dotted(path), filename, lines(path)) for path in unknown_keys(data, base_cfg)
+            )
+        merged = merge_a_into_b(data, base_cfg, locate=lines.locate)
+        cfg = {k: v for k, v in dict.items(merged) if not str(k).startswith("__")}
+        texts.append(f"{filename}\n{raw}")
+        return Loaded(cfg, "\n".join(texts), env, set())
+
+    def _python_parts(self, filename: str, text: str, tree: Any):
+        from .python_source import compile_text, needs_tree, parse, split_base
+
+        if tree is None and not needs_tree(text):
+            return None, compile_text(text, filename), None
+        if tree is None:
+            tree = parse(text, filename)
+        bases, _ = split_base(tree, filename)
+        return bases, compile(tree, filename, "exec", dont_inherit=True), tree
+
+    @staticmethod
+    def _data(filename: str, text: str, ext: str) -> dict:
+        from .formats import load_json, load_yaml
+
+        return load_json(text, filename) if ext == ".json" else load_yaml(text, filename)
+
+    def load_bases(
+        self, bases: list[tuple[str, int | None]] | None, filename: str, env: dict
+    ) -> tuple[ConfigDict, list[str]]:
+        base_cfg = ConfigDict()
+        texts: list[str] = []
+        owners: dict[Any, str] = {}
+        for path, line in bases or ():
+            loaded = self.load_base(path, filename, line)
+            texts.append(loaded.text)
+            env.update(loaded.env_variables)
+            duplicates = [k for k in loaded.cfg_dict if k in owners]
+            if duplicates:
+                first = owners[duplicates[0]]
+                raise ConfigKeyError(
+                    f"bases {first} and {loaded.file} both define "
+                    f"{', '.join(repr(k) for k in duplicates)}: a key may come from one base only",
+                    filename,
+                    line,
+                )
+            scope = path.partition("::")[0] if is_package_path(path) else None
+            for key, value in loaded.cfg_dict.items():
+                owners[key] = loaded.file
+                dict.__setitem__(base_cfg, key, ConfigDict._hook(value))
+            if scope is not None:
+                _add_scope(base_cfg, scope, list(loaded.cfg_dict))
+        return base_cfg, texts
+
+    def load_base(self, path: str, parent: str, line: int | None) -> Any:
+        full = resolve(path, parent, line)
+        ext = check_extension(full, (parent, line))
+        real = os.path.realpath(full)
+        if real in self.chain:
+            cycle = " -> ".join([*self.chain[self.chain.index(real) :], real])
+            raise ConfigCycleError(f"_base_ files include each other: {cycle}", parent, line)
+        text = read(full)
+        pure, tree = self._mode(full, text, ext, None)
+        if pure:
+            raise ConfigParsingError(
+                f"{full} is a pure-Python config (read_base() or imports) but is used as a "
+                "_base_ of a text-style config; the files of one inheritance chain must all be "
+                "of one style",
+                parent,
+                line,
+            )
+        self.chain.append(real)
+        try:
+            loaded = self.load_text_style(full, text, ext, tree)
+        finally:
+            self.chain.pop()
+        loaded.file = full
+        return loaded
+
+
+def _data_bases(value: Any, filename: str, text: str) -> list[tuple[str, int | None]] | None:
+    if value is None:
+        return None
+    from .errors import ConfigTypeError
+
+    paths = value if isinstance(value, list) else [value]
+    found = []
+    for path in paths:
+        if not isinstance(path, str):
+            raise ConfigTypeError(
+                f"_base_ must be a path or a list of paths, got {path!r}",
+                filename,
+                _line_containing(text, BASE_KEY),
+            )
+        found.append((path, _line_containing(text, path) or _line_containing(text, BASE_KEY)))
+    return found
+
+
+def _line_containing(text: str, needle: str) -> int | None:
+    at = text.find(needle)
+    return None if at < 0 else text.count("\n", 0, at) + 1
+
+
+def _add_scope(cfg: Any, scope: str, keys: list, outer: bool = True) -> None:
+    """MMEngine's rule for bases from 'pkg::' paths: the outermost dicts that have a ``type``
+    get ``_scope_ = pkg`` unless they set one."""
+    for key in keys:
+        _scope_value(dict.__getitem__(cfg, key), scope)
+
+
+def _scope_value(value: Any, scope: str) -> None:
+    if isinstance(value, dict):
+        if "type" in value:
+            if dict.get(value, "_scope_") is None:
+                dict.__setitem__(value, "_scope_", scope)
+            return
+        for item in dict.values(value):
+            _scope_value(item, scope)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _scope_value(item, scope)
+
+
+def unknown_keys(child: dict, base: dict, path: tuple = ()) -> list[tuple]:
+    """Key paths of ``child`` that ``base`` does not have (``_delete_`` dicts not entered)."""
+    found = []
+    for key, value in dict.items(child):
+        if key == "_delete_":
+            continue
+        here = (*path, key)
+        if key not in base:
+            found.append(here)
+            continue
+        below = dict.__getitem__(base, key)
+        if isinstance(value, dict) and isinstance(below, dict) and not value.get("_delete_"):
+            found.extend(unknown_keys(value, below, here))
+    return found
+
+
+class _KeyLines:
+    """Finds the line of a key path in one file, parsing for it only when asked (errors, strict
+    mode), so loading pays nothing for it."""
+
+    def __init__(self, filename: str, text: str, ext: str, tree: Any) -> None:
+        self.filename, self.text, self.ext, self.tree = filename, text, ext, tree
+        self._lines: dict | None = None
+
+    def __call__(self, path: tuple) -> int | None:
+        if self._lines is None:
+            if self.ext == ".py":
+                from .python_source import key_lines, parse
+
+                tree = self.tree if self.tree is not None else parse(self.text, self.filename)
+                self._lines = key_lines(tree)
+            else:
+                from .formats import key_lines as data_key_lines
+
+                self._lines = data_key_lines(self.text)
+        for end in range(len(path), 0, -1):
+            key = tuple(str(p) if self.ext != ".py" else p for p in path[:end])
+            if key in self._lines:
+                return self._lines[key]
+        return None
+
+    def locate(self, path: tuple) -> tuple[str, int | None]:
+        return self.filename, self(path)

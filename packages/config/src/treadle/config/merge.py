@@ -1,0 +1,95 @@
+"""How a child config's values merge into its bases' (and ``merge_from_dict`` into a config)."""
+
+from __future__ import annotations
+
+from .config_dict import DELETE_KEY, ConfigDict
+from .errors import ConfigIndexError, ConfigKeyError, ConfigTypeError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    #: Maps a key path to ``(filename, line)`` for errors; either may be None.
+    Locate = Callable[[tuple], tuple["str | None", "int | None"]]
+
+
+def _nowhere(path: tuple) -> tuple[None, None]:
+    return None, None
+
+
+def dotted(path: tuple) -> str:
+    return ".".join(str(p) for p in path)
+
+
+def merge_a_into_b(
+    a: dict,
+    b: dict | list,
+    allow_list_keys: bool = False,
+    locate: Locate | None = None,
+    path: tuple = (),
+) -> Any:
+    """Return ``b`` updated by ``a``, recursively, without changing ``b``.
+
+    A dict in ``a`` merges into the dict under the same key in ``b``; with ``_delete_=True`` it
+    replaces it. With ``allow_list_keys``, keys made of digits index into a list of ``b``.
+    """
+    locate = locate or _nowhere
+    merged = b.copy()
+    for key, value in dict.items(a):
+        here = (*path, key)
+        if isinstance(merged, list):
+            index = _list_index(key, merged, here, locate)
+            merged[index] = _merge_item(value, merged[index], allow_list_keys, locate, here)
+        elif isinstance(value, dict):
+            delete = dict.get(value, DELETE_KEY, False)
+            if DELETE_KEY in value:
+                value = {k: v for k, v in dict.items(value) if k != DELETE_KEY}
+            if key not in merged:
+                if delete:
+                    raise ConfigKeyError(
+                        f"'{dotted(here)}' sets {DELETE_KEY}=True but the base config has no "
+                        f"key '{dotted(here)}' to delete",
+                        *locate(here),
+                    )
+                merged[key] = ConfigDict(value)
+            elif delete:
+                merged[key] = ConfigDict(value)
+            else:
+                merged[key] = _merge_item(value, merged[key], allow_list_keys, locate, here)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _merge_item(value: Any, base: Any, allow_list_keys: bool, locate: Locate, here: tuple) -> Any:
+    if not isinstance(value, dict):
+        return value
+    allowed = (dict, list) if allow_list_keys else dict
+    if not isinstance(base, allowed):
+        raise ConfigTypeError(
+            f"'{dotted(here)}' is a dict in the child config but {base!r} (of type "
+            f"{type(base).__name__}) in the base config; set {DELETE_KEY}=True in it to replace "
+            "the base value",
+            *locate(here),
+        )
+    if DELETE_KEY in value:
+        if dict.get(value, DELETE_KEY):
+            return ConfigDict({k: v for k, v in dict.items(value) if k != DELETE_KEY})
+        value = {k: v for k, v in dict.items(value) if k != DELETE_KEY}
+    return merge_a_into_b(value, base, allow_list_keys, locate, here)
+
+
+def _list_index(key: Any, items: list, here: tuple, locate: Locate) -> int:
+    if not (isinstance(key, int) or (isinstance(key, str) and key.isdigit())):
+        raise ConfigTypeError(
+            f"'{dotted(here[:-1])}' is a list: '{key}' is not an index", *locate(here)
+        )
+    index = int(key)
+    if index >= len(items):
+        raise ConfigIndexError(
+            f"index {index} of '{dotted(here[:-1])}' is out of range: the list has "
+            f"{len(items)} items",
+            *locate(here),
+        )
+    return index

@@ -1,0 +1,220 @@
+"""Python config source: parsing, telling text-style from pure-Python configs, key lines,
+and running the code so that errors point at the config's own lines."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+from .errors import (
+    ConfigAttributeError,
+    ConfigError,
+    ConfigImportError,
+    ConfigIndexError,
+    ConfigKeyError,
+    ConfigNameError,
+    ConfigParsingError,
+    ConfigSyntaxError,
+    ConfigTypeError,
+    ConfigValueError,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import ast
+    from typing import Any
+
+BASE_KEY = "_base_"
+# Configs may import these without turning into pure-Python configs: they are this package.
+CONFIG_MODULES = ("mmengine.config", "treadle.config")
+_MAY_BE_PURE = re.compile(r"\bimport\b|^\s*with\b", re.MULTILINE)
+
+
+def parse(text: str, filename: str) -> ast.Module:
+    import ast
+
+    try:
+        return ast.parse(text, filename)
+    except SyntaxError as err:
+        raise ConfigSyntaxError(
+            f"invalid Python: {err.msg}", filename, err.lineno, err.text, err.offset
+        ) from None
+
+
+def compile_text(text: str, filename: str):
+    """Compile source with the real filename, so tracebacks show the config's lines."""
+    try:
+        return compile(text, filename, "exec", dont_inherit=True)
+    except SyntaxError as err:
+        raise ConfigSyntaxError(
+            f"invalid Python: {err.msg}", filename, err.lineno, err.text, err.offset
+        ) from None
+
+
+def needs_tree(text: str) -> bool:
+    """Whether the source may have ``_base_ = ...``, imports or ``with``: only then is an AST
+    needed; other configs compile straight from text."""
+    return BASE_KEY in text or _MAY_BE_PURE.search(text) is not None
+
+
+def is_stdlib(module: str) -> bool:
+    if module.startswith(CONFIG_MODULES):
+        return True
+    top = module.split(".")[0]
+    return top in sys.stdlib_module_names or top in sys.builtin_module_names
+
+
+def is_pure_python(tree: ast.Module, filename: str) -> bool:
+    """MMEngine's rule: a config is pure-Python (lazy import) when, walking its AST breadth
+    first, a ``with read_base()``, a relative import or an import of a non-stdlib module comes
+    before any ``_base_ = ...`` assignment."""
+    import ast
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _assigns_base(node):
+            return False
+        if isinstance(node, ast.With):
+            if not is_read_base(node):
+                raise ConfigParsingError(
+                    "only `with read_base():` may appear in a config", filename, node.lineno
+                )
+            return True
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                return True
+            if node.module and not is_stdlib(node.module):
+                return True
+        if isinstance(node, ast.Import) and any(not is_stdlib(a.name) for a in node.names):
+            return True
+    return False
+
+
+def is_read_base(node: ast.With) -> bool:
+    import ast
+
+    expr = node.items[0].context_expr
+    return (
+        len(node.items) == 1
+        and isinstance(expr, ast.Call)
+        and isinstance(expr.func, (ast.Name, ast.Attribute))
+        and getattr(expr.func, "id", getattr(expr.func, "attr", None)) == "read_base"
+    )
+
+
+def _assigns_base(node: Any) -> bool:
+    import ast
+
+    target = node.targets[0]
+    return isinstance(target, ast.Name) and target.id == BASE_KEY
+
+
+def split_base(tree: ast.Module, filename: str) -> tuple[list[tuple[str, int]] | None, int]:
+    """Remove top-level ``_base_ = ...`` from ``tree``; return its ``(path, line)`` entries (None
+    when there is none) and the line of the assignment."""
+    import ast
+
+    found = None
+    body = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and _assigns_base(node):
+            if found is None:
+                found = node
+            continue
+        body.append(node)
+    if found is None:
+        return None, 0
+    tree.body = body
+    value = found.value
+    try:
+        try:
+            evaluated = ast.literal_eval(value)  # no compile for the usual literal paths
+        except ValueError:
+            evaluated = eval(compile(ast.Expression(value), filename, "eval"), {})
+    except Exception as err:
+        raise ConfigTypeError(
+            f"_base_ must be a path or a list of paths: {type(err).__name__}: {err}",
+            filename,
+            found.lineno,
+        ) from None
+    items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+    paths = evaluated if isinstance(evaluated, (list, tuple)) else [evaluated]
+    lines = [getattr(n, "lineno", found.lineno) for n in items]
+    if len(lines) != len(paths):
+        lines = [found.lineno] * len(paths)
+    for path, line in zip(paths, lines, strict=True):
+        if not isinstance(path, str):
+            raise ConfigTypeError(
+                f"_base_ must be a path or a list of paths, got {path!r}", filename, line
+            )
+    return list(zip(paths, lines, strict=True)), found.lineno
+
+
+def key_lines(tree: ast.Module) -> dict[tuple, int]:
+    """Line of each key path a Python config assigns: top-level names, keys of ``dict(...)``
+    calls and ``{...}`` literals nested in them."""
+    import ast
+
+    lines: dict[tuple, int] = {}
+
+    def walk(value: Any, path: tuple) -> None:
+        if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "dict":
+            for kw in value.keywords:
+                if kw.arg is not None:
+                    lines[(*path, kw.arg)] = kw.value.lineno if not kw.lineno else kw.lineno
+                    walk(kw.value, (*path, kw.arg))
+        elif isinstance(value, ast.Dict):
+            for key, item in zip(value.keys, value.values, strict=True):
+                if isinstance(key, ast.Constant):
+                    lines[(*path, key.value)] = key.lineno
+                    walk(item, (*path, key.value))
+
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            if isinstance(target, ast.Name):
+                lines.setdefault((target.id,), node.lineno)
+                walk(node.value, (target.id,))
+    return lines
+
+
+_TRANSLATED: dict[type, type] = {
+    AttributeError: ConfigAttributeError,
+    KeyError: ConfigKeyError,
+    NameError: ConfigNameError,
+    TypeError: ConfigTypeError,
+    ValueError: ConfigValueError,
+    IndexError: ConfigIndexError,
+    ImportError: ConfigImportError,
+}
+
+
+def run(code: Any, namespace: dict, filename: str) -> None:
+    """Execute a config's code; an error in it names the config's file and line."""
+    try:
+        exec(code, namespace)
+    except ConfigError as err:
+        if err.filename is None:  # raised by a ConfigDict read in the config: add the line
+            err.filename, err.lineno = filename, _line_in(err, filename)
+        raise
+    except Exception as err:
+        raise translate(err, filename) from err
+
+
+def _line_in(err: BaseException, filename: str) -> int | None:
+    """The last line of ``filename`` in the traceback of ``err``."""
+    line = None
+    tb = err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def translate(err: Exception, filename: str) -> ConfigError:
+    line = _line_in(err, filename)
+    detail = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+    kind = next((v for k, v in _TRANSLATED.items() if isinstance(err, k)), ConfigParsingError)
+    return kind(f"{type(err).__name__}: {detail}", filename, line)

@@ -1,0 +1,2 @@
+_deprecation_ = dict(expected='simple.py', reference='https://example.org/why')
+value = 1

@@ -1,0 +1,2 @@
+_base_ = './deprecated.py'
+other = 2

@@ -1,0 +1,3 @@
+_base_ = './base_ok.py'
+
+v = {{_base_.y.zz}}

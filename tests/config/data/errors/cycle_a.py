@@ -1,0 +1,2 @@
+_base_ = './cycle_b.py'
+a = 1

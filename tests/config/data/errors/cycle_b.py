@@ -1,0 +1,2 @@
+_base_ = './cycle_a.py'
+b = 1

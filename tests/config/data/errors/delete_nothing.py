@@ -1,0 +1,2 @@
+_base_ = './base_ok.py'
+new = dict(_delete_=True, a=1)

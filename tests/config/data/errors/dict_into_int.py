@@ -1,0 +1,2 @@
+_base_ = './base_ok.py'
+x = dict(a=1)

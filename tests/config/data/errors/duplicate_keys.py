@@ -1,0 +1,1 @@
+_base_ = ['./base_ok.py', './base_dup.py']

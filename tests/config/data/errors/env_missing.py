@@ -1,0 +1,1 @@
+root = '{{$TREADLE_SURELY_UNSET_VAR:}}'

@@ -1,0 +1,2 @@
+from lazypkg_demo.models import TinyNet
+m = dict(type=TinyNet)

@@ -1,0 +1,5 @@
+# a base that does not exist
+_base_ = [
+    './base_ok.py',
+    './nope.py',
+]

@@ -1,0 +1,2 @@
+a = 1
+b = undefined_name + 1

@@ -1,0 +1,1 @@
+_base_ = './lazy_base.py'

@@ -1,0 +1,5 @@
+def double(x):
+    return 2 * x
+
+
+value = double(21)

@@ -1,0 +1,3 @@
+import lazypkg_demo.models
+
+net = dict(type=lazypkg_demo.models.TinyNet)

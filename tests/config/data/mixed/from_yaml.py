@@ -1,0 +1,3 @@
+_base_ = ['../chain/extra.yaml', './other.json']
+data = dict(workers=1)
+runtime = dict(log_level='DEBUG')

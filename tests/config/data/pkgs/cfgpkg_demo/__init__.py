@@ -1,0 +1,1 @@
+raise RuntimeError("config lookups must not import the package")

@@ -1,0 +1,1 @@
+model = dict(type='Net', depth=18)

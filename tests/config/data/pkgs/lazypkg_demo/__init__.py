@@ -1,0 +1,1 @@
+"""A tiny package that pure-Python test configs import lazily."""

@@ -1,0 +1,2 @@
+_base_ = ['cfgpkg_demo::base/runtime.py', 'cfgpkg_demo::models/net.py']
+model = dict(depth=50)

@@ -1,0 +1,2 @@
+_base_ = './base.py'
+model = dict(backbone=dict(depth=101))

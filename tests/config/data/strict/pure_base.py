@@ -1,0 +1,1 @@
+model = dict(depth=50)
