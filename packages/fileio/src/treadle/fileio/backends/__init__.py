@@ -1,0 +1,19 @@
+"""Storage backends: where files live, and which backend serves which path."""
+
+from .base import BaseStorageBackend
+from .fsspec_backend import FsspecBackend
+from .local_backend import HardDiskBackend, LocalBackend
+from .registry_utils import backends, get_file_backend, prefix_to_backends, register_backend
+from .s3_backend import S3Backend
+
+__all__ = [
+    "BaseStorageBackend",
+    "FsspecBackend",
+    "HardDiskBackend",
+    "LocalBackend",
+    "S3Backend",
+    "backends",
+    "get_file_backend",
+    "prefix_to_backends",
+    "register_backend",
+]

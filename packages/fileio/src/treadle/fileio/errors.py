@@ -1,0 +1,44 @@
+"""Errors that name the path and the backend a failed operation was about."""
+
+from __future__ import annotations
+
+import errno
+
+
+class StorageError(OSError):
+    """A storage operation failed for a reason other than a missing file.
+
+    ``backend`` is the backend's name and ``path`` the path the user wrote; object-store
+    backends also set ``bucket`` and ``key``. The original error is chained as ``__cause__``.
+
+    Example:
+        >>> try:
+        ...     treadle.fileio.get('s3://bucket/key')
+        ... except StorageError as err:
+        ...     print(err.bucket, err.key)
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        backend: str,
+        path: str,
+        bucket: str | None = None,
+        key: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.backend = backend
+        self.path = path
+        self.bucket = bucket
+        self.key = key
+
+
+def file_not_found(path: object, backend: str, detail: str = "") -> FileNotFoundError:
+    """A FileNotFoundError whose message names the path and the backend.
+
+    ``str(err)`` reads ``[Errno 2] No such file or directory (S3Backend, bucket 'b'): 's3://b/k'``
+    and ``err.filename`` is the path, as with the built-in error.
+    """
+    where = f"{backend}, {detail}" if detail else backend
+    return FileNotFoundError(errno.ENOENT, f"No such file or directory ({where})", str(path))

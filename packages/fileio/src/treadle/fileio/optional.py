@@ -1,0 +1,24 @@
+"""Optional dependencies: imported only when a path needs them, with errors naming the extra."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+
+
+def missing_extra(what: str, module: str, extra: str) -> ImportError:
+    """The ImportError raised when ``module`` (shipped by ``treadle-fileio[extra]``) is missing."""
+    return ImportError(
+        f"{what} needs {module!r}, which is not installed: "
+        f"pip install 'treadle-fileio[{extra}]' (or pip install {module})"
+    )
+
+
+def import_boto3(what: str = "S3Backend (s3:// paths)") -> ModuleType:
+    """Import boto3, or raise an ImportError naming the ``s3`` extra."""
+    try:
+        import boto3
+    except ImportError as exc:
+        raise missing_extra(what, "boto3", "s3") from exc
+    return boto3
