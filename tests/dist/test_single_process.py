@@ -122,20 +122,24 @@ def test_collect_results_keeps_size_results(device):
     assert dist.collect_results_gpu(results, 0) == []
 
 
-def test_collect_results_size_larger_than_results():
-    with pytest.raises(
-        ValueError, match=r"size=5 is larger than the 3 results gathered from 1 process\(es\)"
-    ):
-        dist.collect_results(["a", "b", "c"], 5)
+@pytest.mark.parametrize("device", ["cpu", "gpu", "npu"])
+def test_collect_results_size_larger_than_results(device):
+    message = r"size=5 is larger than the 3 results gathered from 1 process\(es\) \(3\)"
+    with pytest.raises(ValueError, match=message):
+        dist.collect_results(["a", "b", "c"], 5, device=device)
+    with pytest.raises(ValueError, match="a metric that keeps one result per batch"):
+        dist.collect_results_cpu(["a", "b", "c"], 4)
     with pytest.raises(ValueError, match="size=4 is larger than the 3 results"):
         dist.collect_results_gpu(["a", "b", "c"], 4)
 
 
 def test_collect_results_bad_arguments():
-    with pytest.raises(ValueError, match="device must be one of 'cpu', 'gpu', got 'tpu'"):
+    with pytest.raises(ValueError, match="device must be one of 'cpu', 'gpu', 'npu', got 'tpu'"):
         dist.collect_results([1], 1, device="tpu")
     with pytest.raises(ValueError, match="tmpdir='/tmp/x' is for device='cpu' only"):
         dist.collect_results([1], 1, device="gpu", tmpdir="/tmp/x")
+    with pytest.raises(ValueError, match="device='npu' collects through the communication"):
+        dist.collect_results([1], 1, device="npu", tmpdir="/tmp/x")
     with pytest.raises(ValueError, match="size must not be negative, got -1"):
         dist.collect_results([1], -1)
     with pytest.raises(TypeError, match="size must be an integer, got float"):

@@ -111,6 +111,14 @@ def test_registry_must_be_a_registry():
         build_from_cfg({"type": "ResNet"}, {"ResNet": object})
 
 
+def test_a_cfg_without_type_is_reported_before_a_wrong_registry():
+    # MMEngine's order of checks.
+    with pytest.raises(KeyError, match=r"a cfg built by a registry needs the key 'type'"):
+        build_from_cfg({}, {"ResNet": object})
+    with pytest.raises(KeyError, match=r"needs the key 'type'.*default_args=\[\('type', 1\)\]"):
+        build_from_cfg({}, {"ResNet": object}, [("type", 1)])
+
+
 def test_default_args_must_be_a_mapping(models):
     with pytest.raises(TypeError, match=r"default_args must be a mapping or None, got list"):
         build_from_cfg({"type": "ResNet"}, models, [("depth", 1)])

@@ -65,6 +65,9 @@ def test_scoped_names_that_do_not_exist(tree):
     det3d = tree.det3d
     assert root.get("mycls.FasterRCNN") is None
     assert det3d.get("nowhere.ResNet") is None
+    assert root.get(".ResNet") is None  # an empty scope: no registry, no module to import
+    with pytest.raises(KeyError, match=r"No registry of scope '' exists"):
+        root.build({"type": ".ResNet"})
 
 
 def test_cross_scope_builds(tree):

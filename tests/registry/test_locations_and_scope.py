@@ -1,5 +1,6 @@
 """`locations` imported on the first search, and the scope inferred from the calling module."""
 
+import collections
 import importlib
 import sys
 import textwrap
@@ -139,3 +140,31 @@ def test_a_scope_that_cannot_be_inferred_is_treadle_with_a_warning(capsys):
     out = capsys.readouterr().out
     assert "the scope of a Registry could not be inferred" in out
     assert "Pass scope='...' to Registry" in out
+
+
+def test_import_paths_resolve_as_python_attribute_access_does(modules):
+    modules("pathpkg_a/__init__.py", "import collections as coll\nfrom .nms import nms\n")
+    modules("pathpkg_a/nms.py", "def nms():\n    return 'nms'\n")
+    modules("pathpkg_a/sub/__init__.py", "")
+    modules("pathpkg_a/sub/things.py", "class Thing:\n    pass\n")
+    registry = Registry("models", scope="pathpkg_a_tests")
+    # The package's function wins over its submodule of the same name (like mmcv.ops.nms).
+    assert registry.get("pathpkg_a.nms")() == "nms"
+    assert registry.get("pathpkg_a.nms.nms") is None  # the function has no attribute 'nms'
+    # A submodule not imported by its package, and a module the package imports under an alias.
+    assert registry.get("pathpkg_a.sub.things.Thing").__name__ == "Thing"
+    assert registry.get("pathpkg_a.coll.OrderedDict") is collections.OrderedDict
+    assert registry.get("pathpkg_a.sub.things") is None  # a module: nothing to build
+    assert registry.get("pathpkg_a.sub.missing.Thing") is None
+
+
+def test_an_import_path_whose_module_fails_to_import_raises(modules):
+    modules("pathpkg_b.py", "import missing_dependency_of_pathpkg_b\nThing = 1\n")
+    registry = Registry("models", scope="pathpkg_b_tests")
+    with pytest.raises(
+        ImportError,
+        match=r"'pathpkg_b.registry' failed to import.*No module named "
+        r"'missing_dependency_of_pathpkg_b'",
+    ) as caught:
+        registry.get("pathpkg_b.Thing")
+    assert isinstance(caught.value.__cause__, ModuleNotFoundError)

@@ -89,6 +89,14 @@ def test_a_failed_list_registration_registers_none_of_the_names(models):
     assert list(models) == ["b"]
 
 
+def test_a_name_repeated_in_one_list(models):
+    with pytest.raises(KeyError, match=r"the names \['a', 'b', 'a'\] to register .* repeat 'a'"):
+        models.register_module(name=["a", "b", "a"], module=list)
+    assert list(models) == []
+    models.register_module(name=["a", "a"], module=list, force=True)
+    assert list(models) == ["a"]
+
+
 def test_partial_needs_a_name(models):
     def parse(text, base=10):
         return int(text, base)

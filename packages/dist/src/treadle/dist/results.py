@@ -3,7 +3,9 @@
 Distributed samplers deal the dataset out round-robin (rank ``r`` gets samples ``r``,
 ``r + world_size``, ...) and may pad it so every rank has as many samples; collecting
 interleaves the parts back into dataset order and drops the padding by keeping ``size``
-results.
+results. Fewer results than ``size`` is an error (MMEngine returns them as they are): it means
+``size`` is not the number of results per sample the parts hold, and silently returning them
+would hide a metric that lost samples or mixes per-batch and per-sample results.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from .collectives import barrier
 from .info import get_backend, get_dist_info
 from .object_collectives import all_gather_object, gather_object
 
-COLLECT_DEVICES = ("cpu", "gpu")
+COLLECT_DEVICES = ("cpu", "gpu", "npu")
 # Backends whose object collectives stay in host memory.
 _CPU_BACKENDS = ("gloo", "mpi", "ucc")
 # (world group, gloo group over it): created once per world, on first use.
@@ -43,7 +45,9 @@ def _in_dataset_order(parts: list[list[Any]], size: int) -> list[Any]:
         lengths = " + ".join(str(len(part)) for part in parts)
         raise ValueError(
             f"size={size} is larger than the {gathered} results gathered from "
-            f"{len(parts)} process(es) ({lengths}): size should be the dataset's length"
+            f"{len(parts)} process(es) ({lengths}): size should be the number of samples the "
+            f"results describe (the dataset's length); a metric that keeps one result per "
+            f"batch should pass the number of batches"
         )
     ordered = []
     # Round-robin over the ranks; with uneven parts (no padding) the longer parts are the
@@ -71,9 +75,11 @@ def collect_results(
 ) -> list | None:
     """Return the results of all ranks in dataset order on rank 0, None on other ranks.
 
-    ``size``: the dataset's length; padding the sampler added is dropped. ``device``: 'cpu'
-    collects through host memory (object collectives, or files in ``tmpdir`` when given: a
-    directory every rank can reach), 'gpu' through the GPU (``tmpdir`` must be None).
+    ``size``: the dataset's length; ``size`` results are returned, so the padding the sampler
+    added is dropped. Fewer than ``size`` results in all is a ValueError.
+    ``device``: 'cpu' collects through host memory (object collectives, or files in ``tmpdir``
+    when given: a directory every rank can reach), 'gpu' or 'npu' through the backend's
+    communication device (``tmpdir`` must be None).
 
     Example:
         >>> predictions = [model(batch) for batch in loader]  # this rank's share
@@ -85,11 +91,11 @@ def collect_results(
         raise ValueError(
             f"device must be one of {', '.join(map(repr, COLLECT_DEVICES))}, got {device!r}"
         )
-    if device == "gpu":
+    if device != "cpu":
         if tmpdir is not None:
             raise ValueError(
-                f"tmpdir={tmpdir!r} is for device='cpu' only: device='gpu' collects through "
-                f"the GPU, not files"
+                f"tmpdir={tmpdir!r} is for device='cpu' only: device={device!r} collects "
+                f"through the communication device, not files"
             )
         return collect_results_gpu(results, size)
     return collect_results_cpu(results, size, tmpdir)
@@ -158,8 +164,8 @@ def _read_parts(tmpdir: str, world_size: int, size: int) -> list:
 
 
 def collect_results_gpu(result_part: list, size: int) -> list | None:
-    """Collect results on rank 0 through the communication device (the GPU with NCCL); see
-    ``collect_results``. Uses an all-gather, since NCCL has no object gather."""
+    """Collect results on rank 0 through the communication device (the GPU with NCCL, the NPU
+    with HCCL); see ``collect_results``. Uses an all-gather, since NCCL has no object gather."""
     size = _check_size(size)
     rank, world_size = get_dist_info()
     if world_size == 1:

@@ -15,7 +15,7 @@ from .backends import (
     get_file_backend,
     register_backend,
 )
-from .errors import StorageError
+from .errors import StorageError, UnknownBackendError
 from .handlers import (
     BaseFileHandler,
     JsonHandler,
@@ -61,6 +61,7 @@ __all__ = [
     "PickleHandler",
     "S3Backend",
     "StorageError",
+    "UnknownBackendError",
     "YamlHandler",
     "__version__",
     "atomic_temporary_path",

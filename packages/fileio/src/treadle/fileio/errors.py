@@ -34,6 +34,23 @@ class StorageError(OSError):
         self.key = key
 
 
+class UnknownBackendError(ValueError, KeyError):
+    """No backend is registered under the name, or for the path prefix, that was asked for.
+
+    A ValueError, and also a KeyError because MMEngine raises KeyError there, so that
+    ``except KeyError`` in ported code still catches it.
+
+    Example:
+        >>> try:
+        ...     treadle.fileio.get('nope://a/b')
+        ... except UnknownBackendError as err:
+        ...     print(err)  # lists the registered prefixes
+    """
+
+    # KeyError would quote the message like a missing key; print it as written.
+    __str__ = BaseException.__str__
+
+
 def file_not_found(path: object, backend: str, detail: str = "") -> FileNotFoundError:
     """A FileNotFoundError whose message names the path and the backend.
 

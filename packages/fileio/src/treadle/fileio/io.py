@@ -81,7 +81,8 @@ def get_local_path(filepath: PathLike, backend_args: dict | None = None) -> Iter
         >>> with get_local_path('s3://bucket/video.mp4') as path:
         ...     frames = read_video(path)
     """
-    with _backend(filepath, backend_args).get_local_path(filepath) as local_path:
+    # A str whatever was passed (a Path too), as MMEngine yields.
+    with _backend(filepath, backend_args).get_local_path(os.fspath(filepath)) as local_path:
         yield local_path
 
 

@@ -11,6 +11,16 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
+def _lines(text: str) -> list[str]:
+    """The lines of ``text`` without their endings. Only a line feed ends a line (a carriage
+    return before it goes too): str.splitlines would also split at form feeds and Unicode
+    separators, which may be part of a name."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.rstrip("\r") for line in lines]
+
+
 def list_from_file(
     filename: str | os.PathLike,
     prefix: str = "",
@@ -21,14 +31,16 @@ def list_from_file(
     backend_args: dict | None = None,
 ) -> list[str]:
     """The lines of a text file, without their line endings, each after ``prefix``: from
-    line ``offset`` on, at most ``max_num`` of them (0 or less: all).
+    line ``offset`` on (a negative offset counts as 0), at most ``max_num`` of them (0 or
+    less: all).
 
     Example:
         >>> list_from_file('s3://bucket/classes.txt', prefix='cls_', max_num=2)
         ['cls_cat', 'cls_dog']
     """
     backend_args = _merge_backend_args(file_client_args, backend_args)
-    lines = get_text(filename, encoding, backend_args=backend_args).splitlines()[offset:]
+    lines = _lines(get_text(filename, encoding, backend_args=backend_args))
+    lines = lines[max(offset, 0) :]
     if max_num > 0:
         lines = lines[:max_num]
     return [prefix + line for line in lines]
@@ -51,7 +63,7 @@ def dict_from_file(
     backend_args = _merge_backend_args(file_client_args, backend_args)
     mapping = {}
     for number, line in enumerate(
-        get_text(filename, encoding, backend_args=backend_args).splitlines(), 1
+        _lines(get_text(filename, encoding, backend_args=backend_args)), 1
     ):
         items = line.split()
         if not items:

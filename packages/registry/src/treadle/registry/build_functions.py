@@ -23,6 +23,14 @@ def _check_inputs(cfg: Any, registry: Any, default_args: Any) -> None:
             f"cfg must be a mapping such as a dict or a ConfigDict, got "
             f"{type(cfg).__name__}: {cfg!r}"
         )
+    # In MMEngine's order: a cfg without 'type' is reported before a wrong registry.
+    if "type" not in cfg and not (isinstance(default_args, Mapping) and "type" in default_args):
+        name = getattr(registry, "name", None)
+        by = f"the {name!r} registry" if isinstance(name, str) else "a registry"
+        raise KeyError(
+            f"a cfg built by {by} needs the key 'type' (the name of what to build), in cfg or "
+            f"in default_args; got cfg={dict(cfg)!r} and default_args={default_args!r}"
+        )
     if not isinstance(registry, Registry):
         raise TypeError(
             f"registry must be a treadle.registry.Registry, got {type(registry).__name__}"
@@ -31,12 +39,6 @@ def _check_inputs(cfg: Any, registry: Any, default_args: Any) -> None:
         raise TypeError(
             f"default_args must be a mapping or None, got {type(default_args).__name__}: "
             f"{default_args!r}"
-        )
-    if "type" not in cfg and (default_args is None or "type" not in default_args):
-        raise KeyError(
-            f"a cfg built by the {registry.name!r} registry needs the key 'type' (the name "
-            f"of what to build), in cfg or in default_args; got cfg={dict(cfg)!r} and "
-            f"default_args={default_args!r}"
         )
 
 

@@ -8,40 +8,40 @@ name matches.
 from __future__ import annotations
 
 import importlib
-import sys
+from types import ModuleType
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
+def _import(name: str) -> ModuleType | None:
+    """The module ``name``, or None when there is no such module. A module that exists but
+    fails to import (a dependency missing, an error while it runs) raises."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name != name:
+            raise  # the module exists; something it imports does not
+        return None
+
+
 def locate_object(path: str) -> Any | None:
-    """Return the object ``path`` names, or None when no module of the path exists or it has
-    no such attribute. A module that exists but fails to import raises its error."""
+    """Return the object ``path`` names, or None when there is none, or it is a module (no type
+    to build). Each part is what Python's ``import a.b`` then ``a.b.C`` would give: a package's
+    attribute wins over its submodule of the same name (``pkg.nms``, the function
+    ``pkg/__init__.py`` imports from ``pkg/nms.py``)."""
     parts = path.split(".")
     if not all(parts):
         return None
-    module = None
-    imported = 0
-    # The longest importable module prefix: 'a.b.C' imports 'a', then 'a.b', then finds C.
-    for index in range(1, len(parts) + 1):
-        name = ".".join(parts[:index])
-        existing = sys.modules.get(name)
-        if existing is not None:
-            module, imported = existing, index
-            continue
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as error:
-            if error.name != name:
-                raise  # the module exists; something it imports does not
-            break
-        imported = index
-    if module is None or imported == len(parts):
-        return None  # nothing importable, or the path names a module: no type to build
-    obj: Any = module
-    for attribute in parts[imported:]:
-        obj = getattr(obj, attribute, None)
+    obj: Any = _import(parts[0])
+    for index in range(1, len(parts)):
         if obj is None:
             return None
-    return obj
+        attribute = getattr(obj, parts[index], None)
+        if isinstance(obj, ModuleType) and (attribute is None or isinstance(attribute, ModuleType)):
+            # A submodule not imported yet, or one reached through its parent (an alias such
+            # as `import numpy as np` in the package is kept when no submodule has the name).
+            attribute = _import(f"{obj.__name__}.{parts[index]}") or attribute
+        obj = attribute
+    return None if obj is None or isinstance(obj, ModuleType) else obj

@@ -245,6 +245,12 @@ class Registry:
         names = [module_name] if isinstance(module_name, str) else list(module_name)
         if not force:
             # Checked before registering any, so a failure leaves the registry unchanged.
+            if len(set(names)) < len(names):
+                repeated = sorted({key for key in names if names.count(key) > 1})
+                raise KeyError(
+                    f"the names {names!r} to register in the {self._name!r} registry repeat "
+                    f"{', '.join(map(repr, repeated))}; pass each name once (or force=True)"
+                )
             for key in names:
                 if key in self._module_dict:
                     existing = self._module_dict[key]
@@ -292,6 +298,8 @@ class Registry:
         when it has none yet; None when the scope is nowhere."""
         if scope == self._scope:
             return self
+        if not scope:
+            return None  # '.Name': no registry has an empty scope, and no module to import
         child = self._children.get(scope)
         if child is not None:
             return child

@@ -56,7 +56,7 @@ class BaseStorageBackend(metaclass=ABCMeta):
         raise self._unsupported("put")
 
     def put_text(self, obj: str, filepath: PathLike, encoding: str = "utf-8") -> None:
-        self.put(obj.encode(encoding), filepath)
+        self.put(text_to_bytes(obj, encoding), filepath)
 
     def exists(self, filepath: PathLike) -> bool:
         raise self._unsupported("exists")
@@ -114,6 +114,13 @@ class BaseStorageBackend(metaclass=ABCMeta):
         self, url: str, client_method: str = "get_object", expires_in: int = 3600
     ) -> str:
         raise self._unsupported("generate_presigned_url")
+
+
+def text_to_bytes(obj: str, encoding: str) -> bytes:
+    """``obj`` encoded; a TypeError (what writing to a text file raises) for anything but str."""
+    if not isinstance(obj, str):
+        raise TypeError(f"put_text writes a str, not {type(obj).__name__}; use put for bytes")
+    return obj.encode(encoding)
 
 
 def check_list_arguments(list_dir: bool, suffix: object) -> None:

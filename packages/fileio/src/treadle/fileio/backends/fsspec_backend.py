@@ -12,7 +12,14 @@ from contextlib import contextmanager
 from ..atomic import atomic_temporary_path, atomic_write
 from ..errors import file_not_found
 from ..optional import missing_extra
-from .base import BaseStorageBackend, PathLike, basename, check_list_arguments, join_with_slashes
+from .base import (
+    BaseStorageBackend,
+    PathLike,
+    basename,
+    check_list_arguments,
+    join_with_slashes,
+    text_to_bytes,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -93,7 +100,7 @@ class FsspecBackend(BaseStorageBackend):
             fs.pipe_file(path, bytes(obj))
 
     def put_text(self, obj: str, filepath: PathLike, encoding: str = "utf-8") -> None:
-        self.put(obj.encode(encoding), filepath)
+        self.put(text_to_bytes(obj, encoding), filepath)
 
     def exists(self, filepath: PathLike) -> bool:
         fs, path = self._resolve(filepath)

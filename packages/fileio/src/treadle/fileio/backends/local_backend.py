@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from contextlib import contextmanager
 
 from ..atomic import atomic_temporary_path, atomic_write
 from ..errors import file_not_found
-from .base import BaseStorageBackend, PathLike, check_list_arguments
+from .base import BaseStorageBackend, PathLike, check_list_arguments, text_to_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ class LocalBackend(BaseStorageBackend):
         atomic_write(filepath, obj, self.fsync)
 
     def put_text(self, obj: str, filepath: PathLike, encoding: str = "utf-8") -> None:
-        self.put(obj.encode(encoding), filepath)
+        self.put(text_to_bytes(obj, encoding), filepath)
 
     def exists(self, filepath: PathLike) -> bool:
         return os.path.exists(filepath)
@@ -96,8 +97,7 @@ class LocalBackend(BaseStorageBackend):
         """Copy a directory tree to ``dst``, which must not exist."""
         import shutil
 
-        if not os.path.isdir(src):
-            raise file_not_found(src, self.name)
+        _check_directory(src, self.name)
         if os.path.exists(dst):
             raise FileExistsError(f"copytree's destination {os.fspath(dst)!r} already exists")
         return shutil.copytree(src, dst)
@@ -127,8 +127,7 @@ class LocalBackend(BaseStorageBackend):
     def rmtree(self, dir_path: PathLike) -> None:
         import shutil
 
-        if not os.path.isdir(dir_path):
-            raise file_not_found(dir_path, self.name)
+        _check_directory(dir_path, self.name)
         shutil.rmtree(dir_path)
 
     def copy_if_symlink_fails(self, src: PathLike, dst: PathLike) -> bool:
@@ -153,10 +152,10 @@ class LocalBackend(BaseStorageBackend):
     ) -> Iterator[str]:
         """Paths under ``dir_path``, relative to it, in no particular order. Files whose names
         start with '.' are left out (as in MMEngine), among them the temporary files of
-        writes in progress."""
+        writes in progress, and so is whatever is neither a file nor a directory (a broken
+        link, a named pipe)."""
         check_list_arguments(list_dir, suffix)
-        if not os.path.isdir(dir_path):
-            raise file_not_found(dir_path, self.name)
+        _check_directory(dir_path, self.name)
         return _scan(os.fspath(dir_path), "", list_dir, list_file, suffix, recursive)
 
 
@@ -180,9 +179,20 @@ def _scan(
         elif (
             list_file
             and not entry.name.startswith(".")
+            and entry.is_file()
             and (suffix is None or path.endswith(suffix))
         ):
             yield path
+
+
+def _check_directory(path: PathLike, backend: str) -> None:
+    """FileNotFoundError if ``path`` is missing, NotADirectoryError if it is something else
+    (what os.scandir and shutil.rmtree raise, named here before any work starts)."""
+    if os.path.isdir(path):
+        return
+    if not os.path.exists(path):
+        raise file_not_found(path, backend)
+    raise NotADirectoryError(errno.ENOTDIR, f"Not a directory ({backend})", os.fspath(path))
 
 
 def _make_parent(filepath: PathLike) -> None:

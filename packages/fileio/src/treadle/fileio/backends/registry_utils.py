@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+from ..errors import UnknownBackendError
 from .base import BaseStorageBackend
 from .fsspec_backend import FsspecBackend
 from .local_backend import LocalBackend
@@ -116,7 +117,7 @@ def _backend_for_prefix(prefix: str, uri: object) -> type[BaseStorageBackend]:
         return backend
     if FsspecBackend.knows_protocol(prefix):
         return FsspecBackend
-    raise ValueError(
+    raise UnknownBackendError(
         f"no file backend serves the prefix {prefix!r} of {str(uri)!r}: the registered prefixes "
         f"are {_describe_prefixes()}, and fsspec knows no {prefix!r} protocol either "
         "(install its fsspec implementation, or register a backend with register_backend)"
@@ -156,7 +157,7 @@ def get_file_backend(
     name = arguments.pop("backend", None)
     if name is not None:
         if name not in backends:
-            raise ValueError(
+            raise UnknownBackendError(
                 f"backend_args names the backend {name!r}, which is not registered: "
                 f"registered backends are {', '.join(sorted(backends))}"
             )

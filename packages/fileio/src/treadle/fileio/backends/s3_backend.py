@@ -10,7 +10,14 @@ from contextlib import contextmanager
 
 from ..errors import file_not_found
 from ..optional import import_boto3
-from .base import BaseStorageBackend, PathLike, basename, check_list_arguments, join_with_slashes
+from .base import (
+    BaseStorageBackend,
+    PathLike,
+    basename,
+    check_list_arguments,
+    join_with_slashes,
+    text_to_bytes,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -196,7 +203,7 @@ class S3Backend(BaseStorageBackend):
                 manager.upload(io.BytesIO(obj), bucket, key).result()
 
     def put_text(self, obj: str, filepath: PathLike, encoding: str = "utf-8") -> None:
-        self.put(obj.encode(encoding), filepath)
+        self.put(text_to_bytes(obj, encoding), filepath)
 
     # -- queries -------------------------------------------------------------------------------
 
