@@ -1,6 +1,9 @@
 """S3Backend: Amazon S3 and S3-compatible stores (MinIO, Ceph RGW, ...) through boto3.
 
-boto3 is imported when the first backend is made, never by ``import treadle.fileio``.
+This module holds the reads, writes, queries and removals; the client is built in s3_client,
+paths are parsed in s3_paths, listings and copies are mixed in from s3_listing and s3_copies,
+and retries are decided in s3_retry. boto3 is imported when the first backend is made, never by
+``import treadle.fileio``.
 """
 
 from __future__ import annotations
@@ -10,24 +13,20 @@ from contextlib import contextmanager
 
 from ..errors import file_not_found
 from ..optional import import_boto3
-from .base import (
-    BaseStorageBackend,
-    PathLike,
-    basename,
-    check_list_arguments,
-    join_with_slashes,
-    text_to_bytes,
-)
+from .base import BaseStorageBackend, PathLike, join_with_slashes, text_to_bytes
+from .s3_client import MiB, build_client, build_transfer_config, create_transfer_manager
+from .s3_copies import S3CopiesMixin
+from .s3_listing import S3ListingMixin
+from .s3_paths import check_path_mapping, dir_prefix, map_path, parse_s3_url
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterator
 
-MiB = 1024 * 1024
 _PAGE = 1000  # S3 lists and deletes at most 1000 keys per request
 
 
-class S3Backend(BaseStorageBackend):
+class S3Backend(S3ListingMixin, S3CopiesMixin, BaseStorageBackend):
     """Files in S3 buckets, as ``s3://bucket/key`` paths.
 
     Credentials, region and endpoint come from boto3's usual configuration chain (the
@@ -77,36 +76,26 @@ class S3Backend(BaseStorageBackend):
         max_backoff: float = 20.0,
         client_config: dict | None = None,
     ) -> None:
-        if path_mapping is not None and not isinstance(path_mapping, dict):
-            raise TypeError(f"path_mapping must be a dict or None, got {path_mapping!r}")
-        self.path_mapping = path_mapping
-        boto3 = import_boto3()
-        from boto3.s3.transfer import TransferConfig
-        from botocore.config import Config
-
+        self.path_mapping = check_path_mapping(path_mapping)
+        # Before s3_retry, which imports botocore: a missing boto3 names the extra to install.
+        import_boto3()
         from .s3_retry import RetryPolicy
 
         self.retry_policy = RetryPolicy(max_attempts, backoff, max_backoff)
-        config = Config(
-            # Our retry policy decides (see s3_retry); botocore makes one try per request.
-            retries={"mode": "standard", "total_max_attempts": 1},
-            max_pool_connections=max(10, max_concurrency + 2),
-            s3={"addressing_style": addressing_style} if addressing_style else None,
-            **(client_config or {}),
-        )
-        session = boto3.session.Session(
+        self._client = build_client(
+            self.retry_policy,
+            endpoint_url=endpoint_url,
+            region_name=region_name,
             aws_access_key_id=aws_access_key_id,
             aws_secret_access_key=aws_secret_access_key,
             aws_session_token=aws_session_token,
-            region_name=region_name,
             profile_name=profile_name,
-        )
-        self._client = session.client("s3", endpoint_url=endpoint_url, config=config)
-        self._client.meta.events.register("needs-retry.s3", self.retry_policy.needs_retry)
-        self.transfer_config = TransferConfig(
-            multipart_threshold=multipart_threshold,
-            multipart_chunksize=multipart_chunksize,
+            addressing_style=addressing_style,
             max_concurrency=max_concurrency,
+            client_config=client_config,
+        )
+        self.transfer_config = build_transfer_config(
+            multipart_threshold, multipart_chunksize, max_concurrency
         )
 
     @property
@@ -117,19 +106,11 @@ class S3Backend(BaseStorageBackend):
     # -- paths ---------------------------------------------------------------------------------
 
     def _map_path(self, filepath: PathLike) -> str:
-        path = os.fspath(filepath)
-        for old, new in (self.path_mapping or {}).items():
-            path = path.replace(old, new, 1)
-        return path.replace("\\", "/")
+        return map_path(filepath, self.path_mapping)
 
     def _parse(self, filepath: PathLike) -> tuple[str, str]:
         """``(bucket, key)`` of an ``s3://bucket/key`` path, after path_mapping."""
-        path = self._map_path(filepath)
-        head, separator, rest = path.partition("://")
-        bucket, _, key = rest.partition("/")
-        if not separator or head.rpartition(":")[2] != "s3" or not bucket:
-            raise ValueError(f"S3Backend serves s3://bucket/key paths, got {os.fspath(filepath)!r}")
-        return bucket, key
+        return parse_s3_url(filepath, self.path_mapping)
 
     @contextmanager
     def _errors(self, operation: str, filepath: PathLike, bucket: str, key: str) -> Iterator[None]:
@@ -147,8 +128,6 @@ class S3Backend(BaseStorageBackend):
             ) from exc
 
     def _transfer_manager(self):
-        from boto3.s3.transfer import create_transfer_manager
-
         return create_transfer_manager(self._client, self.transfer_config)
 
     # -- bytes ---------------------------------------------------------------------------------
@@ -254,201 +233,6 @@ class S3Backend(BaseStorageBackend):
     def join_path(self, filepath: PathLike, *filepaths: PathLike) -> str:
         return join_with_slashes(self._map_path(filepath), *map(self._map_path, filepaths))
 
-    # -- listing -------------------------------------------------------------------------------
-
-    def _keys(self, bucket: str, prefix: str, filepath: PathLike) -> Iterator[str]:
-        """Every key under ``prefix``, through as many list requests as it takes."""
-        paginator = self._client.get_paginator("list_objects_v2")
-        with self._errors("list", filepath, bucket, prefix):
-            for page in paginator.paginate(Bucket=bucket, Prefix=prefix):
-                for item in page.get("Contents", ()):
-                    yield item["Key"]
-
-    def list_dir_or_file(
-        self,
-        dir_path: PathLike,
-        list_dir: bool = True,
-        list_file: bool = True,
-        suffix: str | tuple[str, ...] | None = None,
-        recursive: bool = False,
-    ) -> Iterator[str]:
-        """Paths under ``dir_path``, relative to it. Directories are the common prefixes of
-        keys; a recursive listing is one flat, paginated listing of the prefix."""
-        check_list_arguments(list_dir, suffix)
-        bucket, key = self._parse(dir_path)
-        prefix = key.rstrip("/") + "/" if key.strip("/") else ""
-        return self._list(dir_path, bucket, prefix, list_dir, list_file, suffix, recursive)
-
-    def _list(
-        self,
-        dir_path: PathLike,
-        bucket: str,
-        prefix: str,
-        list_dir: bool,
-        list_file: bool,
-        suffix: str | tuple[str, ...] | None,
-        recursive: bool,
-    ) -> Iterator[str]:
-        found = False
-        if recursive:
-            seen_dirs: set[str] = set()
-            for key in self._keys(bucket, prefix, dir_path):
-                found = True
-                relative = key[len(prefix) :]
-                parts = relative.split("/")
-                for depth in range(1, len(parts)):
-                    directory = "/".join(parts[:depth])
-                    if directory not in seen_dirs:
-                        seen_dirs.add(directory)
-                        if list_dir:
-                            yield directory
-                if parts[-1] and list_file and (suffix is None or relative.endswith(suffix)):
-                    yield relative
-        else:
-            paginator = self._client.get_paginator("list_objects_v2")
-            pages = paginator.paginate(Bucket=bucket, Prefix=prefix, Delimiter="/")
-            with self._errors("list", dir_path, bucket, prefix):
-                for page in pages:
-                    for common in page.get("CommonPrefixes", ()):
-                        found = True
-                        if list_dir:
-                            yield common["Prefix"][len(prefix) : -1]
-                    for item in page.get("Contents", ()):
-                        found = True
-                        relative = item["Key"][len(prefix) :]
-                        if relative and list_file and (suffix is None or relative.endswith(suffix)):
-                            yield relative
-        if not found and not self._prefix_exists(bucket, prefix, dir_path):
-            raise file_not_found(dir_path, self.name, f"bucket {bucket!r}, prefix {prefix!r}")
-
-    # -- copies --------------------------------------------------------------------------------
-
-    def _destination(self, src: PathLike, dst: PathLike) -> str:
-        """``dst``, or ``dst/<name of src>`` when ``dst`` is a directory."""
-        dst_path = self._map_path(dst)
-        if dst_path.endswith("/") or self.isdir(dst_path):
-            return join_with_slashes(dst_path, basename(os.fspath(src).replace("\\", "/")))
-        return dst_path
-
-    def _run_all(self, submit: Iterable, operation: str, filepath: PathLike) -> None:
-        """Run transfers concurrently in one transfer manager and wait for all of them."""
-        bucket, key = self._parse(filepath)
-        with self._errors(operation, filepath, bucket, key), self._transfer_manager() as manager:
-            futures = [start(manager) for start in submit]
-            for future in futures:
-                future.result()
-
-    def copyfile(self, src: PathLike, dst: PathLike) -> str:
-        """Copy an object within S3, on the server side."""
-        import shutil
-
-        src_bucket, src_key = self._parse(src)
-        if not self._object_exists(src_bucket, src_key, src):
-            raise file_not_found(src, self.name, f"bucket {src_bucket!r}, key {src_key!r}")
-        dst = self._destination(src, dst)
-        dst_bucket, dst_key = self._parse(dst)
-        if (src_bucket, src_key) == (dst_bucket, dst_key):
-            raise shutil.SameFileError(f"{os.fspath(src)!r} and {dst!r} are the same object")
-        source = {"Bucket": src_bucket, "Key": src_key}
-        with self._errors("copy", dst, dst_bucket, dst_key), self._transfer_manager() as manager:
-            manager.copy(source, dst_bucket, dst_key).result()
-        return dst
-
-    def copytree(self, src: PathLike, dst: PathLike) -> str:
-        src_bucket, src_key = self._parse(src)
-        dst = self._map_path(dst)
-        if self.exists(dst):
-            raise FileExistsError(f"copytree's destination {dst!r} already exists")
-        dst_bucket, dst_key = self._parse(dst)
-        src_prefix = src_key.rstrip("/") + "/" if src_key.strip("/") else ""
-        dst_prefix = dst_key.rstrip("/") + "/" if dst_key.strip("/") else ""
-        keys = list(self._keys(src_bucket, src_prefix, src))
-        if not keys:
-            raise file_not_found(src, self.name, f"bucket {src_bucket!r}, prefix {src_prefix!r}")
-        self._run_all(
-            (
-                lambda m, k=k: m.copy(
-                    {"Bucket": src_bucket, "Key": k}, dst_bucket, dst_prefix + k[len(src_prefix) :]
-                )
-                for k in keys
-            ),
-            "copytree",
-            dst,
-        )
-        return dst
-
-    def copyfile_from_local(self, src: PathLike, dst: PathLike) -> str:
-        """Upload a local file (multipart above the threshold)."""
-        if not os.path.isfile(src):
-            raise file_not_found(src, "LocalBackend")
-        dst = self._destination(src, dst)
-        bucket, key = self._parse(dst)
-        self._run_all([lambda m: m.upload(os.fspath(src), bucket, key)], "upload", dst)
-        return dst
-
-    def copytree_from_local(self, src: PathLike, dst: PathLike) -> str:
-        """Upload a local directory tree, many files at a time."""
-        if not os.path.isdir(src):
-            raise file_not_found(src, "LocalBackend")
-        dst = self._map_path(dst)
-        if self.exists(dst):
-            raise FileExistsError(f"copytree's destination {dst!r} already exists")
-        bucket, key = self._parse(dst)
-        prefix = key.rstrip("/") + "/" if key.strip("/") else ""
-        uploads = []
-        for directory, _, files in os.walk(src):
-            for name in files:
-                local = os.path.join(directory, name)
-                relative = os.path.relpath(local, src).replace(os.sep, "/")
-                uploads.append((local, prefix + relative))
-        self._run_all(
-            (lambda m, f=f, k=k: m.upload(f, bucket, k) for f, k in uploads), "copytree", dst
-        )
-        return dst
-
-    def copyfile_to_local(self, src: PathLike, dst: PathLike) -> str:
-        """Download an object to a local file; the file appears whole (the transfer manager
-        writes a temporary file and renames it)."""
-        bucket, key = self._parse(src)
-        dst = os.fspath(dst)
-        if os.path.isdir(dst):
-            dst = os.path.join(dst, basename(key))
-        parent = os.path.dirname(dst)
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        with self._errors("download", src, bucket, key), self._transfer_manager() as manager:
-            manager.download(bucket, key, dst).result()
-        return dst
-
-    def copytree_to_local(self, src: PathLike, dst: PathLike) -> str:
-        """Download every object under ``src`` into the local directory ``dst``."""
-        bucket, key = self._parse(src)
-        prefix = key.rstrip("/") + "/" if key.strip("/") else ""
-        dst = os.fspath(dst)
-        downloads = []
-        for object_key in self._keys(bucket, prefix, src):
-            relative = object_key[len(prefix) :]
-            if relative and not relative.endswith("/"):
-                local = os.path.join(dst, *relative.split("/"))
-                os.makedirs(os.path.dirname(local), exist_ok=True)
-                downloads.append((object_key, local))
-        if not downloads:
-            raise file_not_found(src, self.name, f"bucket {bucket!r}, prefix {prefix!r}")
-        self._run_all(
-            (lambda m, k=k, f=f: m.download(bucket, k, f) for k, f in downloads), "copytree", src
-        )
-        return dst
-
-    @contextmanager
-    def get_local_path(self, filepath: PathLike) -> Iterator[str]:
-        """Download the object to a temporary directory for the ``with`` block; the file keeps
-        its name (and so its extension)."""
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="treadle-fileio-") as directory:
-            local = os.path.join(directory, basename(self._parse(filepath)[1]) or "object")
-            yield self.copyfile_to_local(filepath, local)
-
     # -- removal -------------------------------------------------------------------------------
 
     def remove(self, filepath: PathLike) -> None:
@@ -465,7 +249,7 @@ class S3Backend(BaseStorageBackend):
     def rmtree(self, dir_path: PathLike) -> None:
         """Delete every object under the prefix, 1000 per request."""
         bucket, key = self._parse(dir_path)
-        prefix = key.rstrip("/") + "/" if key.strip("/") else ""
+        prefix = dir_prefix(key)
         keys = list(self._keys(bucket, prefix, dir_path))
         if not keys:
             raise file_not_found(dir_path, self.name, f"bucket {bucket!r}, prefix {prefix!r}")
@@ -481,14 +265,6 @@ class S3Backend(BaseStorageBackend):
                         f"{len(response['Errors'])} objects were not deleted, the first "
                         f"{first.get('Key')!r}: {first.get('Code')} {first.get('Message')}"
                     )
-
-    def copy_if_symlink_fails(self, src: PathLike, dst: PathLike) -> bool:
-        """S3 has no links: copy, and return False."""
-        if self.isfile(src):
-            self.copyfile(src, dst)
-        else:
-            self.copytree(src, dst)
-        return False
 
     def generate_presigned_url(
         self, url: str, client_method: str = "get_object", expires_in: int = 3600
