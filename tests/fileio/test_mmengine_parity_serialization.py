@@ -1,16 +1,14 @@
 """dump and load in every format, list_from_file and dict_from_file.
 
-treadle.fileio next to mmengine.fileio 0.10 on local files (see mmengine_parity_support.py).
+treadle.fileio next to mmengine.fileio 0.10 on local files (see tests/support/fileio_parity.py).
 Skipped without MMEngine: ``hatch run mmengine:parity``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import pathlib
 import pickle
-import sys
 import warnings
 
 import pytest
@@ -18,32 +16,13 @@ import pytest
 pytest.importorskip("mmengine")
 
 
-def _load_support():
-    """mmengine_parity_support.py, loaded once by path (pytest's importlib mode puts no test
-    folder on sys.path)."""
-    name = "treadle_tests_fileio_mmengine_parity_support"
-    if name not in sys.modules:
-        path = pathlib.Path(__file__).with_name("mmengine_parity_support.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules[name] = module
-    return sys.modules[name]
-
-
-support = _load_support()
-
-# The autouse fixture and the helpers every parity file shares.
-restore_mmengine_registries = support.restore_mmengine_registries
-p = support.p
-snapshot = support.snapshot
-outcome = support.outcome
-assert_same = support.assert_same
-run_on_copies = support.run_on_copies
-
-
-# Scenarios with the same outcome: each takes the fileio module and the root of its tree, and
-# returns what a user observes; scenarios that change files return the snapshot of the tree too.
+from fileio_parity import (  # in tests/support, on pytest's sys.path
+    assert_same,
+    p,
+    restore_mmengine_registries,  # noqa: F401 (autouse fixture)
+    run_on_copies,
+    snapshot,
+)
 
 SAME = {}
 

@@ -1,51 +1,32 @@
 """``register_module``: decorator and call forms, names, force, duplicates, bad arguments.
 
-Parity with MMEngine 0.10 (see mmengine_parity_support.py for how scenarios are
+Parity with MMEngine 0.10 (see tests/support/registry_parity.py for how scenarios are
 written and compared). Runs only where mmengine is installed: ``hatch run mmengine:parity``.
 """
 
 import functools
-import importlib
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("mmengine.registry")
 
 
-def _load_support():
-    """mmengine_parity_support.py, loaded once by path (pytest's importlib mode puts no test
-    folder on sys.path), so that every parity file shares its Api objects and classes."""
-    name = "treadle_tests_registry_mmengine_parity_support"
-    if name not in sys.modules:
-        path = Path(__file__).with_name("mmengine_parity_support.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules[name] = module
-    return sys.modules[name]
+from registry_parity import (  # in tests/support, on pytest's sys.path
+    MM,
+    TR,
+    Adder,
+    MobileNet,
+    ResNet,
+    built,
+    collectors,
+    isolated,  # noqa: F401 (autouse fixture)
+    normalize,
+    outcome,
+    resnet50,
+    tree,
+)
 
-
-support = _load_support()
-
-# The autouse fixture `isolated` and the shared helpers of every parity file.
-isolated = support.isolated
-MM = support.MM
-TR = support.TR
-normalize = support.normalize
-outcome = support.outcome
-built = support.built
-tree = support.tree
-ResNet = support.ResNet
-MobileNet = support.MobileNet
-resnet50 = support.resnet50
-Adder = support.Adder
-SCENARIOS, DIFFERENCES, scenario, difference = support.collectors()
-
-
-# -- register_module -------------------------------------------------------------------------
+SCENARIOS, DIFFERENCES, scenario, difference = collectors()
 
 
 @scenario

@@ -9,9 +9,9 @@ instances and temporary packages never meet; results are normalized back to ``X_
 Deliberate differences are scenarios too (``DIFFERENCES``), each with the result expected from
 each framework and a comment saying why; the README lists them.
 
-This module holds what the test_mmengine_parity_*.py files share; each loads it by path
-(after skipping where mmengine is missing) and keeps its own scenario tables, made by
-``collectors()``. Run them all with ``hatch run mmengine:parity``.
+This module holds what the test_mmengine_parity_*.py files share; each imports it (pytest
+puts tests/support on sys.path) after skipping where mmengine is missing, and keeps its own
+scenario tables, made by ``collectors()``. Run them all with ``hatch run mmengine:parity``.
 """
 
 import importlib

@@ -1,5 +1,5 @@
-"""What the test_mmengine_parity_*.py files of treadle-fileio share: each loads this module
-by path, after skipping where mmengine is missing.
+"""What the test_mmengine_parity_*.py files of treadle-fileio share: each imports this module
+(pytest puts tests/support on sys.path) after skipping where mmengine is missing.
 
 treadle.fileio next to mmengine.fileio 0.10 on local files: every scenario makes the same
 calls on both and compares what a user sees (return values and their types, the files left on
@@ -137,8 +137,8 @@ def outcome(call, root: str) -> object:
 
 
 def assert_same(ours: object, theirs: object) -> None:
-    """Equal results, or treadle raising an instance of the type MMEngine raises. (pytest does
-    not rewrite the asserts of a module loaded by path: the messages say what differs.)"""
+    """Equal results, or treadle raising an instance of the type MMEngine raises. (pytest
+    rewrites the asserts of test files only: the messages here say what differs.)"""
     if isinstance(theirs, Raised):
         assert isinstance(ours, Raised), f"MMEngine raised {theirs}, treadle returned {ours!r}"
         assert isinstance(ours.error, type(theirs.error)), (ours, theirs)
