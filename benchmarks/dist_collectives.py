@@ -19,25 +19,18 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable
+
+import timing
 
 WORLD_SIZE = 2
 
 
 def per_call(function: Callable[[], object], calls: int, repeats: int) -> float:
-    """Best over ``repeats`` of the mean time, in seconds, of one ``function()`` call; the
-    ranks start each repeat together."""
+    """timing.per_call, with the ranks starting each repeat together."""
     import treadle.dist as dist
 
-    best = float("inf")
-    for _ in range(repeats):
-        dist.barrier()
-        start = time.perf_counter()
-        for _ in range(calls):
-            function()
-        best = min(best, (time.perf_counter() - start) / calls)
-    return best
+    return timing.per_call(function, calls, repeats, before_repeat=dist.barrier)
 
 
 def worker(calls: int, repeats: int) -> None:

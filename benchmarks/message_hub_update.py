@@ -13,19 +13,9 @@ import argparse
 import time
 
 import torch
+from timing import per_call
 
 from treadle.logging import MessageHub
-
-
-def per_call(function: object, steps: int, repeats: int) -> float:
-    """Best over ``repeats`` of the mean time, in seconds, of one ``function()`` call."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(steps):
-            function()  # type: ignore[operator]
-        best = min(best, (time.perf_counter() - start) / steps)
-    return best
 
 
 def main() -> None:

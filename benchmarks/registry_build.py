@@ -10,20 +10,10 @@ dicts are made once, outside the timed loop, so the numbers are the registry's o
 from __future__ import annotations
 
 import argparse
-import time
+
+from timing import per_call
 
 from treadle.registry import DefaultScope, Registry
-
-
-def per_call(function: object, steps: int, repeats: int) -> float:
-    """Best over ``repeats`` of the mean time, in seconds, of one ``function()`` call."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(steps):
-            function()  # type: ignore[operator]
-        best = min(best, (time.perf_counter() - start) / steps)
-    return best
 
 
 def main() -> None:
