@@ -7,6 +7,7 @@ scope and entry points read afresh, and leaves them so.
 import types
 
 import pytest
+from registry_toys import CascadeHead, FasterRCNN, MobileNet, ResNet  # tests/support
 
 from treadle.logging import Logger
 from treadle.registry import DefaultScope, Registry, refresh_entry_points
@@ -25,28 +26,6 @@ def fresh_globals():
     _forget_globals()
     yield
     _forget_globals()
-
-
-class ResNet:
-    def __init__(self, depth=50, stages=4):
-        self.depth = depth
-        self.stages = stages
-
-
-class FasterRCNN:
-    def __init__(self, backbone=None, num_classes=80):
-        self.backbone = backbone
-        self.num_classes = num_classes
-
-
-class MobileNet:
-    def __init__(self, width=1.0):
-        self.width = width
-
-
-class CascadeHead:
-    def __init__(self, stages=3):
-        self.stages = stages
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ import types
 import mmengine.registry as mm_registry
 import mmengine.utils as mm_utils
 import pytest
+from registry_toys import CascadeHead, FasterRCNN, MobileNet, ResNet  # tests/support
 
 import treadle.logging
 import treadle.registry as tr_registry
@@ -107,28 +108,6 @@ def built(obj):
 
 
 # -- registered things, shared by both frameworks ------------------------------------------
-
-
-class ResNet:
-    def __init__(self, depth=50, stages=4):
-        self.depth = depth
-        self.stages = stages
-
-
-class FasterRCNN:
-    def __init__(self, backbone=None, num_classes=80):
-        self.backbone = backbone
-        self.num_classes = num_classes
-
-
-class MobileNet:
-    def __init__(self, width=1.0):
-        self.width = width
-
-
-class CascadeHead:
-    def __init__(self, stages=3):
-        self.stages = stages
 
 
 def resnet50(stages=4):

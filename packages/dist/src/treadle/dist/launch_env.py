@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from treadle.logging.rank import ENV_VARIABLES
+
 DEFAULT_MASTER_PORT = "29500"  # torch.distributed's own default
 
 # Who sets each launcher's variables, for error messages.
@@ -56,14 +58,16 @@ def _optional_int(name: str) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+# treadle.logging reads the same variables to find the rank without torch: one table for both.
+# Its first three rows are torchrun's, Slurm's and Open MPI's (the fourth, PMI, has no launcher
+# of init_dist).
+_RANK_VARIABLES = dict(zip(("pytorch", "slurm", "mpi"), ENV_VARIABLES[:3], strict=True))
+
+
 def rank_and_world_size(launcher: str) -> tuple[int | None, int | None]:
     """The ``(rank, world_size)`` the launcher's variables announce; None where unset."""
-    names = {
-        "pytorch": ("RANK", "WORLD_SIZE"),
-        "slurm": ("SLURM_PROCID", "SLURM_NTASKS"),
-        "mpi": ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
-    }[launcher]
-    return _optional_int(names[0]), _optional_int(names[1])
+    rank_name, world_size_name = _RANK_VARIABLES[launcher]
+    return _optional_int(rank_name), _optional_int(world_size_name)
 
 
 def pytorch_env() -> LaunchEnv:

@@ -98,7 +98,13 @@ class BaseStorageBackend(metaclass=ABCMeta):
         raise self._unsupported("rmtree")
 
     def copy_if_symlink_fails(self, src: PathLike, dst: PathLike) -> bool:
-        raise self._unsupported("copy_if_symlink_fails")
+        """Copy ``src`` (a file or a tree) to ``dst`` and return False: what a backend that
+        makes no links does. Backends that can link try that first."""
+        if self.isfile(src):
+            self.copyfile(src, dst)
+        else:
+            self.copytree(src, dst)
+        return False
 
     def list_dir_or_file(
         self,

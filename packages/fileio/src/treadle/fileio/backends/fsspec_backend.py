@@ -227,15 +227,6 @@ class FsspecBackend(BaseStorageBackend):
             raise self._not_found(dir_path)
         fs.rm(path, recursive=True)
 
-    def copy_if_symlink_fails(self, src: PathLike, dst: PathLike) -> bool:
-        """fsspec filesystems make no links: copy, and return False."""
-        fs, path = self._resolve(src)
-        if fs.isfile(path):
-            self.copyfile(src, dst)
-        else:
-            self.copytree(src, dst)
-        return False
-
     def list_dir_or_file(
         self,
         dir_path: PathLike,

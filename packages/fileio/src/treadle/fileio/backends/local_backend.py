@@ -136,11 +136,7 @@ class LocalBackend(BaseStorageBackend):
             os.symlink(src, dst)
             return True
         except OSError:
-            if self.isfile(src):
-                self.copyfile(src, dst)
-            else:
-                self.copytree(src, dst)
-            return False
+            return super().copy_if_symlink_fails(src, dst)
 
     def list_dir_or_file(
         self,

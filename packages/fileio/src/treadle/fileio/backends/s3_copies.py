@@ -157,11 +157,3 @@ class S3CopiesMixin:
         with tempfile.TemporaryDirectory(prefix="treadle-fileio-") as directory:
             local = os.path.join(directory, basename(self._parse(filepath)[1]) or "object")
             yield self.copyfile_to_local(filepath, local)
-
-    def copy_if_symlink_fails(self, src: PathLike, dst: PathLike) -> bool:
-        """S3 has no links: copy, and return False."""
-        if self.isfile(src):
-            self.copyfile(src, dst)
-        else:
-            self.copytree(src, dst)
-        return False
