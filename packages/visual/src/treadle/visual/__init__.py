@@ -1,3 +1,46 @@
-"""treadle.visual: the Visualizer and tracker backends (TensorBoard, Aim, MLflow, W&B, ...)."""
+"""treadle.visual: the Visualizer and tracker backends (TensorBoard, Aim, MLflow, W&B, ...).
+
+The API follows MMEngine 0.10's ``mmengine.visualization``: ``from mmengine.visualization
+import Visualizer`` becomes ``from treadle.visual import Visualizer``. Importing it loads numpy
+and matplotlib, but neither torch nor any tracker library: each backend imports its library the
+first time it writes.
+"""
+
+from .backends import (
+    AimVisBackend,
+    BaseVisBackend,
+    ClearMLVisBackend,
+    DVCLiveVisBackend,
+    LocalVisBackend,
+    MLflowVisBackend,
+    NeptuneVisBackend,
+    TensorboardVisBackend,
+    WandbVisBackend,
+)
+from .backends.base import force_init_env
+from .plot import plot_scalars
+from .registry import VISBACKENDS, VISUALIZERS
+from .scalars_file import find_scalars_file, read_scalars
+from .visualizer import Visualizer
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "VISBACKENDS",
+    "VISUALIZERS",
+    "AimVisBackend",
+    "BaseVisBackend",
+    "ClearMLVisBackend",
+    "DVCLiveVisBackend",
+    "LocalVisBackend",
+    "MLflowVisBackend",
+    "NeptuneVisBackend",
+    "TensorboardVisBackend",
+    "Visualizer",
+    "WandbVisBackend",
+    "__version__",
+    "find_scalars_file",
+    "force_init_env",
+    "plot_scalars",
+    "read_scalars",
+]

@@ -1,0 +1,171 @@
+"""``LocalVisBackend``: scalars, config and images as plain files under ``save_dir``.
+
+The default backend: nothing to install, and the files it writes are what
+``python -m treadle.visual plot`` reads. The layout is MMEngine's::
+
+    save_dir/
+        scalars.json      one JSON object per line: the scalars of one call and its "step"
+        config.py         the config's text
+        vis_image/        NAME_STEP.png for each image
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from typing import Any
+
+from treadle.fileio import atomic_write
+
+from ..config_view import config_text
+from ..image_check import check_image
+from ..registry import VISBACKENDS
+from ..scalars import scalar_dict as checked_scalars
+from ..scalars import scalar_value
+from .base import BaseVisBackend, force_init_env
+from .scalar_writer import DEFAULT_FLUSH_INTERVAL, BufferedLineWriter
+
+
+@VISBACKENDS.register_module()
+class LocalVisBackend(BaseVisBackend):
+    """Write scalars, the config and images to files under ``save_dir``.
+
+    Scalars are buffered in memory and appended to ``scalars.json`` at most every
+    ``flush_interval`` seconds (by the next call, or by a background thread when logging
+    pauses), at ``close()``, when the backend is garbage collected, and at interpreter exit; a
+    crash of the process loses at most the last ``flush_interval`` seconds of scalars.
+    Directories are created at the first write, on the main process only.
+
+    Args:
+        save_dir: The directory of the files (a Visualizer passes ``WORK_DIR/TIMESTAMP/vis_data``).
+        img_save_dir: Folder of the images, relative to ``save_dir``.
+        config_save_file: File name of the config; must end in ``.py``.
+        scalar_save_file: File name of the scalars; must end in ``.json``.
+        flush_interval: Seconds a logged scalar may stay in memory before it is written.
+
+    Example:
+        >>> import numpy as np
+        >>> backend = LocalVisBackend(save_dir='work/vis_data')
+        >>> backend.add_scalars({'loss': 0.52, 'lr': 0.01}, step=10)
+        >>> backend.add_image('pred', np.zeros((32, 32, 3), dtype=np.uint8), step=10)
+        >>> backend.close()  # scalars.json now holds {"loss": 0.52, "lr": 0.01, "step": 10}
+    """
+
+    def __init__(
+        self,
+        save_dir: str | os.PathLike | None,
+        img_save_dir: str = "vis_image",
+        config_save_file: str = "config.py",
+        scalar_save_file: str = "scalars.json",
+        flush_interval: float = DEFAULT_FLUSH_INTERVAL,
+    ) -> None:
+        _check_suffix("config_save_file", config_save_file, "py")
+        _check_suffix("scalar_save_file", scalar_save_file, "json")
+        if not flush_interval > 0:
+            raise ValueError(
+                f"flush_interval must be a positive number of seconds, got {flush_interval!r}"
+            )
+        super().__init__(None if save_dir is None else os.fspath(save_dir))
+        self._img_save_dir = img_save_dir
+        self._config_save_file = config_save_file
+        self._scalar_save_file = scalar_save_file
+        self._flush_interval = flush_interval
+        self._writers: dict[str, BufferedLineWriter] = {}  # path -> its writer, opened lazily
+
+    def _init_env(self) -> None:
+        if self._save_dir is None:
+            raise ValueError(
+                "LocalVisBackend needs a save_dir to write to, got None (a Visualizer passes "
+                "its save_dir joined with 'vis_data')"
+            )
+        os.makedirs(self._save_dir, exist_ok=True)
+        # From here on the three are full paths, as in MMEngine.
+        self._img_save_dir = os.path.join(self._save_dir, self._img_save_dir)
+        self._config_save_file = os.path.join(self._save_dir, self._config_save_file)
+        self._scalar_save_file = os.path.join(self._save_dir, self._scalar_save_file)
+
+    @property  # type: ignore[misc]
+    @force_init_env
+    def experiment(self) -> LocalVisBackend:
+        """The backend itself: the files are the experiment."""
+        return self
+
+    @force_init_env
+    def add_config(self, config: Any, **kwargs: Any) -> None:
+        """Write the config's text (a ``Config``'s ``pretty_text``, or a dict) to config.py."""
+        atomic_write(self._config_save_file, config_text(config).encode("utf-8"))
+
+    @force_init_env
+    def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:
+        """Save the RGB ``image`` as ``img_save_dir/{name}_{step}.png``."""
+        image = check_image(image, name=f"image {name!r}")
+        from PIL import Image  # matplotlib's own image library, loaded only to save images
+
+        encoded = io.BytesIO()
+        Image.fromarray(image).save(encoded, format="png")  # (H, W, 3) uint8: an RGB PNG
+        path = os.path.join(self._img_save_dir, f"{name}_{step}.png")
+        # A name like 'val/pred' puts the image in a subfolder instead of failing.
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        atomic_write(path, encoded.getbuffer())
+
+    @force_init_env
+    def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
+        """Append ``{name: value, "step": step}`` to scalars.json."""
+        self._append({name: scalar_value(name, value), "step": step}, self._scalar_save_file)
+
+    @force_init_env
+    def add_scalars(
+        self,
+        scalar_dict: dict,
+        step: int = 0,
+        file_path: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Append the scalars and their step as one line of scalars.json.
+
+        A ``"step"`` key in ``scalar_dict`` wins over ``step``. With ``file_path`` (a ``.json``
+        name relative to ``save_dir``, other than scalars.json) the line goes to that file too.
+        """
+        record = checked_scalars(scalar_dict)  # a new dict: the caller's is left as it was
+        record.setdefault("step", step)
+        line = json.dumps(record) + "\n"
+        if file_path is not None:
+            self._writer(self._extra_scalar_file(file_path)).write(line)
+        self._writer(self._scalar_save_file).write(line)
+
+    def flush(self) -> None:
+        """Write every buffered scalar to its file now."""
+        for writer in self._writers.values():
+            writer.flush()
+
+    def close(self) -> None:
+        """Write the buffered scalars and close the files; a later write opens them again."""
+        writers, self._writers = self._writers, {}
+        for writer in writers.values():
+            writer.close()
+
+    def _append(self, record: dict, path: str) -> None:
+        self._writer(path).write(json.dumps(record) + "\n")
+
+    def _writer(self, path: str) -> BufferedLineWriter:
+        writer = self._writers.get(path)
+        if writer is None:
+            os.makedirs(os.path.dirname(path), exist_ok=True)  # file_path may name a subfolder
+            writer = self._writers[path] = BufferedLineWriter(path, self._flush_interval)
+        return writer
+
+    def _extra_scalar_file(self, file_path: str) -> str:
+        _check_suffix("file_path", file_path, "json")
+        path = os.path.join(self._save_dir, file_path)  # type: ignore[arg-type]
+        if os.path.abspath(path) == os.path.abspath(self._scalar_save_file):
+            raise ValueError(
+                f"file_path {file_path!r} is the scalar_save_file itself; every line already goes "
+                "there, so name another file"
+            )
+        return path
+
+
+def _check_suffix(argument: str, name: str, suffix: str) -> None:
+    if not isinstance(name, str) or name.rsplit(".", 1)[-1] != suffix:
+        raise ValueError(f"{argument} must be a file name ending in '.{suffix}', got {name!r}")

@@ -1,0 +1,165 @@
+"""``WandbVisBackend``: scalars, images and the config in a Weights & Biases run."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from treadle.visual import scalars
+from treadle.visual.config_view import config_dict
+from treadle.visual.image_check import check_image
+from treadle.visual.optional import import_tracker
+from treadle.visual.registry import VISBACKENDS
+
+from .base import BaseVisBackend, force_init_env
+
+#: The history key that carries the ``step`` given to ``add_*``; every other metric is plotted
+#: against it (``define_metric('*', step_metric='step')``).
+STEP_KEY = "step"
+
+
+@VISBACKENDS.register_module()
+class WandbVisBackend(BaseVisBackend):
+    """Log to a W&B run, opened by ``wandb.init`` on the first ``add_*`` call.
+
+    Needs ``pip install treadle-visual[wandb]``. The run is created lazily: building the
+    backend imports nothing and writes nothing.
+
+    Steps: W&B's own row counter (``_step``) must only grow, and ``wandb.log(step=...)`` drops
+    every row whose step is lower than the last one. A runner logs training scalars per
+    iteration and validation scalars per epoch, so passing that step to W&B would silently lose
+    the validation rows (MMEngine avoids the loss by ignoring ``step`` altogether, which loses
+    the steps instead). Here every row carries the caller's step under the key ``step``, and
+    every metric is declared with ``step_metric='step'``: W&B keeps all rows and plots each
+    metric against the step it was logged at.
+
+    Args:
+        save_dir: The directory of W&B's files (``dir`` of ``wandb.init`` unless
+            ``init_kwargs`` sets it); created on first write.
+        init_kwargs: Keyword arguments of ``wandb.init`` (project, name, mode, ...).
+        define_metric_cfg: A dict ``{metric: summary}`` (for example ``{'coco/bbox_mAP':
+            'max'}``) or a list of keyword-argument dicts of ``run.define_metric``, applied
+            after the step metric so that they can override it.
+        commit: ``commit`` of ``wandb.log``; False merges the row with the next committed one.
+        log_code_name: The name of the code artifact ``add_config`` logs with ``log_code``.
+        watch_kwargs: Keyword arguments of ``wandb.watch``, called by ``add_graph``.
+
+    Example:
+        >>> backend = WandbVisBackend('work_dir/vis_data', init_kwargs=dict(project='demo'))
+        >>> backend.add_scalars({'loss': 0.3}, step=10)  # doctest: +SKIP
+        >>> backend.close()
+    """
+
+    def __init__(
+        self,
+        save_dir: str | None = None,
+        init_kwargs: dict | None = None,
+        define_metric_cfg: dict | list | None = None,
+        commit: bool | None = True,
+        log_code_name: str | None = None,
+        watch_kwargs: dict | None = None,
+    ) -> None:
+        if define_metric_cfg is not None and not isinstance(define_metric_cfg, (dict, list)):
+            raise ValueError(
+                "define_metric_cfg should be a dict {metric: summary} or a list of "
+                f"define_metric keyword dicts, got {type(define_metric_cfg).__name__}"
+            )
+        super().__init__(None if save_dir is None else os.fspath(save_dir))
+        self._init_kwargs = dict(init_kwargs or {})
+        self._define_metric_cfg = define_metric_cfg
+        self._commit = commit
+        self._log_code_name = log_code_name
+        self._watch_kwargs = dict(watch_kwargs or {})
+        self._wandb: Any = None
+        self._run: Any = None
+
+    def _init_env(self) -> None:
+        wandb = import_tracker("wandb", "wandb", type(self).__name__)
+        init_kwargs = dict(self._init_kwargs)
+        if self._save_dir is not None:
+            os.makedirs(self._save_dir, exist_ok=True)
+            init_kwargs.setdefault("dir", self._save_dir)
+        run = wandb.init(**init_kwargs)
+        run.define_metric(STEP_KEY)
+        run.define_metric("*", step_metric=STEP_KEY)
+        if isinstance(self._define_metric_cfg, dict):
+            for metric, summary in self._define_metric_cfg.items():
+                run.define_metric(metric, summary=summary)
+        elif isinstance(self._define_metric_cfg, list):
+            for metric_kwargs in self._define_metric_cfg:
+                run.define_metric(**metric_kwargs)
+        self._wandb, self._run = wandb, run
+
+    @property  # type: ignore[misc]
+    @force_init_env
+    def experiment(self) -> Any:
+        """The ``wandb`` module, as in MMEngine (its ``run`` is this backend's run)."""
+        return self._wandb
+
+    @force_init_env
+    def add_config(self, config: Any, **kwargs: Any) -> None:
+        """Record the config in the run's config and the code of the cwd as an artifact."""
+        allow_val_change = self._init_kwargs.get("allow_val_change", False)
+        self._run.config.update(config_dict(config), allow_val_change=allow_val_change)
+        self._run.log_code(name=self._log_code_name)
+
+    @force_init_env
+    def add_graph(self, model: Any, data_batch: Any = None, **kwargs: Any) -> None:
+        """Watch ``model``'s gradients and parameters with ``wandb.watch``."""
+        self._run.watch(model, **self._watch_kwargs)
+
+    @force_init_env
+    def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:
+        """Record an RGB image of shape (H, W, 3) under ``name`` at ``step``."""
+        checked = check_image(image, name=f"image {name!r}")
+        self._log({name: self._wandb.Image(checked)}, step)
+
+    @force_init_env
+    def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
+        """Record one number; a value that is not a number raises TypeError naming ``name``."""
+        self._log({name: scalars.scalar_value(name, value)}, step)
+
+    @force_init_env
+    def add_scalars(
+        self,
+        scalar_dict: dict,
+        step: int = 0,
+        file_path: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Record every number of ``scalar_dict`` in one W&B row; ``file_path`` is ignored."""
+        checked = scalars.scalar_dict(scalar_dict)
+        if STEP_KEY in checked:
+            raise ValueError(
+                f"add_scalars got a scalar named {STEP_KEY!r}, which WandbVisBackend uses for "
+                "the step: pass it as the step argument instead"
+            )
+        self._log(checked, step)
+
+    def _log(self, row: dict, step: int) -> None:
+        self._run.log({**row, STEP_KEY: int(step)}, commit=self._commit)
+
+    def close(self) -> None:
+        """Finish the run and make sure its file is complete on disk; safe to call twice.
+
+        ``run.finish()`` of wandb 0.31 can return before its service process has written the
+        run's last records (an offline run read right after ``finish`` is sometimes empty).
+        Shutting the service down waits for that, so it is done when no other run of this
+        process still needs the service; the next ``wandb.init`` starts a new one.
+        """
+        if self._run is None:
+            return
+        self._run.finish()
+        self._run = None
+        self._env_initialized = False
+        if _no_active_run(self._wandb):
+            self._wandb.teardown()
+
+
+def _no_active_run(wandb: Any) -> bool:
+    """Whether no run of this process is still open (runs made with ``reinit='create_new'``
+    are not all ``wandb.run``); where wandb keeps no list of them, ``wandb.run`` decides."""
+    setup = wandb.setup()
+    if hasattr(type(setup), "most_recent_active_run"):  # a property
+        return setup.most_recent_active_run is None
+    return wandb.run is None

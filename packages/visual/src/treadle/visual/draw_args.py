@@ -1,0 +1,110 @@
+"""Check the arguments of the ``draw_*`` methods and bring them into one form.
+
+Each check names the argument, the shape or length it expects and what it got, so that a
+wrong call fails where it is made rather than inside matplotlib.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Any
+
+import numpy as np
+
+
+def as_array(name: str, value: Any) -> np.ndarray:
+    """``value`` (a numpy array, a torch tensor or a nested list) as a float numpy array.
+
+    Tensors are recognised by duck typing, so drawing never imports torch.
+    """
+    if hasattr(value, "detach") and hasattr(value, "cpu"):
+        value = value.detach().cpu().numpy()
+    if isinstance(value, (str, bytes, dict)) or value is None:
+        raise TypeError(
+            f"{name} must be a numpy array or a torch tensor, got {type(value).__name__}"
+        )
+    array = np.asarray(value)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold numbers, got dtype {array.dtype}")
+    return array.astype(np.float64, copy=False)
+
+
+def as_rows(name: str, value: Any, columns: int, meaning: str) -> np.ndarray:
+    """An (N, columns) array; one row of shape (columns,) is accepted as N = 1."""
+    array = as_array(name, value)
+    if array.ndim == 1:
+        array = array[None]
+    if array.ndim != 2 or array.shape[1] != columns:
+        raise ValueError(
+            f"{name} must have shape (N, {columns}) ({meaning}) or ({columns},), "
+            f"got shape {tuple(np.shape(value))}"
+        )
+    return array
+
+
+def per_item(name: str, value: Any, count: int, item_types: tuple[type, ...]) -> list:
+    """Broadcast one value to ``count`` items, or check a list has one entry per item."""
+    if isinstance(value, list):
+        if len(value) != count:
+            raise ValueError(
+                f"{name} has {len(value)} entries but there are {count} items to draw; "
+                "give one value, or a list with one value per item"
+            )
+        for index, item in enumerate(value):
+            _check_type(f"{name}[{index}]", item, item_types)
+        return value
+    _check_type(name, value, item_types)
+    return [value] * count
+
+
+def per_item_numbers(name: str, value: Any, count: int) -> list[float]:
+    """Like :func:`per_item` for numbers (line widths, font sizes, alphas)."""
+    if isinstance(value, np.ndarray) or (hasattr(value, "detach") and hasattr(value, "cpu")):
+        value = as_array(name, value).reshape(-1).tolist()
+    values = per_item(name, value, count, (numbers.Real,))
+    return [float(v) for v in values]
+
+
+def alpha_value(name: str, alpha: Any) -> float:
+    """An opacity in [0, 1]."""
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 <= alpha <= 1:
+        raise ValueError(f"{name} must be a number in [0, 1], got {alpha!r}")
+    return float(alpha)
+
+
+def warn_outside(
+    what: str, points: np.ndarray, width: int, height: int, stacklevel: int = 3
+) -> None:
+    """Warn (not fail, as MMEngine does) when any (x, y) in ``points`` lies outside the image.
+
+    ``points`` has shape (N, K, 2): K corners of each of the N items. Coordinates are
+    continuous, so x == width (the right edge of the last column) is still inside.
+    """
+    if points.size == 0:
+        return
+    x, y = points[..., 0], points[..., 1]
+    outside = ((x < 0) | (x > width) | (y < 0) | (y > height)).reshape(len(points), -1)
+    outside = outside.any(axis=1)
+    if not outside.any():
+        return
+    first = int(np.flatnonzero(outside)[0])
+    corners = np.round(points[first], 2).tolist()
+    warnings.warn(
+        f"{int(outside.sum())} of {len(points)} {what} lie partly outside the image "
+        f"(width {width}, height {height}); the first is {what}[{first}] with points "
+        f"{corners}. They are drawn clipped to the image.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+
+
+_TYPE_NAMES = {numbers.Real: "a number", str: "a str", dict: "a dict", tuple: "a tuple"}
+
+
+def _check_type(name: str, value: Any, item_types: tuple[type, ...]) -> None:
+    if isinstance(value, bool) and bool not in item_types:
+        raise TypeError(f"{name} must not be a bool, got {value!r}")
+    if not isinstance(value, item_types):
+        expected = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in item_types)
+        raise TypeError(f"{name} must be {expected}, got {type(value).__name__}: {value!r}")

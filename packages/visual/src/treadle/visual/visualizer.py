@@ -1,0 +1,275 @@
+"""``Visualizer``: draw on an image and send images, scalars and configs to tracker backends."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from treadle.logging import ManagerMixin
+
+from .backends.base import BaseVisBackend
+from .canvas import Canvas
+from .draw_masks import MaskDrawingMixin
+from .draw_shapes import ShapeDrawingMixin
+from .draw_texts import TextDrawingMixin
+from .featmap import draw_featmap as _draw_featmap
+from .image_check import check_image
+from .main_process import master_only
+from .registry import VISBACKENDS, VISUALIZERS
+from .show import ImageWindow, show_with_cv2
+
+
+@VISUALIZERS.register_module()
+class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerMixin):
+    """Draw boxes, texts, masks and heatmaps on an image, and log to tracker backends.
+
+    Drawing methods return the visualizer, so calls chain; ``get_image()`` returns the result
+    as an RGB uint8 array. ``add_*`` methods forward to every backend, from the main process
+    only. Downstream projects subclass it and implement ``add_datasample``.
+
+    Args:
+        name: Instance name, for ``Visualizer.get_instance(name)``.
+        image: RGB image (H, W, 3) to draw on, as with ``set_image``.
+        vis_backends: Backend configs (dicts, built with VISBACKENDS) or instances; a dict
+            may have a ``name`` key to tell two backends of one type apart.
+        save_dir: Directory of the run; backends write under ``save_dir/vis_data``.
+        fig_save_cfg: ``matplotlib.figure.Figure`` keywords of the drawing figure.
+        fig_show_cfg: Figure keywords of the window ``show`` opens.
+
+    Example:
+        >>> vis = Visualizer(image=np.zeros((64, 64, 3), dtype=np.uint8))
+        >>> _ = vis.draw_bboxes(np.array([[8, 8, 40, 40]]), edge_colors='r').draw_texts(
+        ...     'cat', np.array([8, 8]), colors='w')
+        >>> vis.get_image().shape
+        (64, 64, 3)
+        >>> vis = Visualizer(vis_backends=[dict(type='LocalVisBackend')], save_dir='work')
+        >>> vis.add_scalars({'loss': 0.5}, step=1)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        name: str = "visualizer",
+        image: np.ndarray | None = None,
+        vis_backends: dict | BaseVisBackend | Sequence[dict | BaseVisBackend] | None = None,
+        save_dir: str | None = None,
+        fig_save_cfg: dict = dict(frameon=False),  # noqa: B006 - MMEngine's signature; never mutated
+        fig_show_cfg: dict = dict(frameon=False),  # noqa: B006
+    ) -> None:
+        super().__init__(name)
+        self._dataset_meta: dict | None = None
+        self._vis_backends: dict[str, BaseVisBackend] = {}
+        self.fig_save_cfg = fig_save_cfg
+        self.fig_show_cfg = fig_show_cfg
+        self._canvas = Canvas(dict(fig_save_cfg))
+        self._window = ImageWindow(dict(fig_show_cfg))
+        self.dpi = self._canvas.dpi
+        self._default_font_size = 10.0
+        for backend_name, backend in _build_backends(vis_backends, save_dir):
+            if backend_name in self._vis_backends:
+                raise RuntimeError(
+                    f"two vis_backends are named {backend_name!r}: give each a distinct "
+                    "'name' key in its config"
+                )
+            self._vis_backends[backend_name] = backend
+        if image is not None:
+            self.set_image(image)
+
+    @classmethod
+    def get_instance(cls, name: str, **kwargs: Any) -> Visualizer:
+        """As ManagerMixin's, and also recorded under Visualizer, so that
+        ``Visualizer.get_current_instance()`` finds the latest instance of any subclass."""
+        instance = super().get_instance(name, **kwargs)
+        Visualizer._instance_dict[name] = instance
+        return instance
+
+    # -- image -----------------------------------------------------------------------------
+
+    @property
+    def width(self) -> int:
+        """Width of the image drawn on (0 before ``set_image``)."""
+        return self._canvas.width
+
+    @property
+    def height(self) -> int:
+        """Height of the image drawn on (0 before ``set_image``)."""
+        return self._canvas.height
+
+    def set_image(self, image: np.ndarray) -> None:
+        """Start drawing on ``image`` (RGB; (H, W), (H, W, 3) or (H, W, 4)); drops drawings."""
+        image = check_image(image)
+        self._canvas.set_image(image)
+        # MMEngine's rule: default text size and line-width limit grow with the image.
+        self._default_font_size = max(np.sqrt(self.height * self.width) // 90, 10)
+
+    def get_image(self) -> np.ndarray:
+        """The image with every drawing so far, RGB uint8 (H, W, 3), a new array."""
+        self._canvas_with_image("get_image")
+        return self._canvas.render()
+
+    def _canvas_with_image(self, method: str) -> Canvas:
+        if self._canvas.image is None:
+            raise RuntimeError(f"{method}: no image to draw on; call set_image(image) first")
+        return self._canvas
+
+    draw_featmap = staticmethod(_draw_featmap)
+
+    @master_only
+    def show(
+        self,
+        drawn_img: np.ndarray | None = None,
+        win_name: str = "image",
+        wait_time: float = 0.0,
+        continue_key: str = " ",
+        backend: str = "matplotlib",
+    ) -> Any:
+        """Show ``drawn_img`` (default: ``get_image()``) in a window.
+
+        ``wait_time`` seconds, or 0 to wait for ``continue_key`` or the window to close. Under
+        a non-interactive matplotlib backend (Agg, headless machines) it warns once and
+        returns at once; in a notebook it returns the figure. ``backend='cv2'`` uses OpenCV.
+        """
+        image = self.get_image() if drawn_img is None else check_image(drawn_img, "drawn_img")
+        if backend == "matplotlib":
+            return self._window.show(image, win_name, wait_time, continue_key)
+        if backend == "cv2":
+            show_with_cv2(image, win_name, wait_time, window=str(id(self)))
+            return None
+        raise ValueError(f"backend must be 'matplotlib' or 'cv2', got {backend!r}")
+
+    # -- backends --------------------------------------------------------------------------
+
+    @property
+    def dataset_meta(self) -> dict | None:
+        """Meta information of the dataset (class names, palette), for ``add_datasample``."""
+        return self._dataset_meta
+
+    @dataset_meta.setter
+    def dataset_meta(self, dataset_meta: dict | None) -> None:
+        self._dataset_meta = dataset_meta
+
+    def get_backend(self, name: str) -> BaseVisBackend | None:
+        """The backend called ``name`` (its config's ``name``, else its class name), or None."""
+        return self._vis_backends.get(name)
+
+    @master_only
+    def add_config(self, config: Any, **kwargs: Any) -> None:
+        """Record the run's config (a Config or a dict) in every backend."""
+        for backend in self._vis_backends.values():
+            backend.add_config(config, **kwargs)
+
+    @master_only
+    def add_graph(self, model: Any, data_batch: Sequence[dict], **kwargs: Any) -> None:
+        """Record the graph of ``model`` in every backend that supports it."""
+        for backend in self._vis_backends.values():
+            backend.add_graph(model, data_batch, **kwargs)
+
+    @master_only
+    def add_image(self, name: str, image: np.ndarray, step: int = 0) -> None:
+        """Record an RGB uint8 image in every backend."""
+        image = check_image(image)
+        for backend in self._vis_backends.values():
+            backend.add_image(name, image, step)
+
+    @master_only
+    def add_scalar(self, name: str, value: int | float, step: int = 0, **kwargs: Any) -> None:
+        """Record one number in every backend."""
+        for backend in self._vis_backends.values():
+            backend.add_scalar(name, value, step, **kwargs)
+
+    @master_only
+    def add_scalars(
+        self, scalar_dict: dict, step: int = 0, file_path: str | None = None, **kwargs: Any
+    ) -> None:
+        """Record several numbers in every backend (``file_path``: a file of their own, for
+        backends that write files)."""
+        for backend in self._vis_backends.values():
+            backend.add_scalars(scalar_dict, step, file_path, **kwargs)
+
+    @master_only
+    def add_datasample(
+        self,
+        name: str,
+        image: np.ndarray,
+        data_sample: Any = None,
+        draw_gt: bool = True,
+        draw_pred: bool = True,
+        show: bool = False,
+        wait_time: int = 0,
+        step: int = 0,
+    ) -> None:
+        """Draw a data sample (ground truth and/or prediction) and record or show it.
+
+        This base class draws nothing: it is the extension point of downstream visualizers
+        (a detection visualizer draws boxes and masks). A subclass typically calls
+        ``set_image(image)``, draws ``data_sample`` with the ``draw_*`` methods, then
+        ``show(...)`` if ``show`` else ``add_image(name, self.get_image(), step)``.
+        """
+
+    def close(self) -> None:
+        """Close every backend (flushing what they buffer) and any window ``show`` opened."""
+        for backend in self._vis_backends.values():
+            backend.close()
+        self._window.close()
+        self._canvas.close()
+
+    def __del__(self) -> None:
+        # Runs on half-built objects too (a backend config that failed to build): touch
+        # nothing that may be missing, and never raise during garbage collection.
+        window = self.__dict__.get("_window")
+        if window is not None:
+            # At interpreter shutdown pyplot may already be torn down.
+            with contextlib.suppress(Exception):
+                window.close()
+
+
+def _build_backends(vis_backends: Any, save_dir: str | None) -> list[tuple[str, BaseVisBackend]]:
+    """Build the configs, with ``save_dir/vis_data`` as every backend's default save_dir."""
+    if vis_backends is None:
+        return []
+    if isinstance(vis_backends, (dict, BaseVisBackend)):
+        vis_backends = [vis_backends]
+    if (
+        isinstance(vis_backends, (str, bytes))
+        or not isinstance(vis_backends, Sequence)
+        or not all(isinstance(item, (dict, BaseVisBackend)) for item in vis_backends)
+    ):
+        raise TypeError(
+            "vis_backends must be a backend config dict, a BaseVisBackend, or a list of them, "
+            f"got {vis_backends!r:.120}"
+        )
+    backend_dir = None if save_dir is None else os.path.join(save_dir, "vis_data")
+    built = []
+    for item in vis_backends:
+        name = None
+        if isinstance(item, dict):
+            cfg = dict(item)  # never change the caller's config
+            name = cfg.pop("name", None)
+            cfg.setdefault("save_dir", backend_dir)
+            item = VISBACKENDS.build(cfg)
+        if _needs_save_dir(item):
+            # As MMEngine: a backend that writes files but was given nowhere to write them
+            # is left out, with a warning, rather than failing the run.
+            warnings.warn(
+                f"vis_backend {type(item).__name__} needs a save_dir and none was given "
+                "(pass save_dir to the Visualizer or to the backend); it is not used",
+                UserWarning,
+                stacklevel=3,
+            )
+            continue
+        built.append((name or type(item).__name__, item))
+    return built
+
+
+def _needs_save_dir(backend: BaseVisBackend) -> bool:
+    parameter = inspect.signature(type(backend).__init__).parameters.get("save_dir")
+    return (
+        parameter is not None
+        and parameter.default is inspect.Parameter.empty
+        and getattr(backend, "_save_dir", None) is None
+    )
