@@ -61,6 +61,9 @@ class ShapeDrawingMixin:
             offset_transform=canvas.axes.transData,
             facecolors=rgba if style.is_filled() else "none",
             edgecolors=rgba,
+            # Unfilled markers ('x', '+') are strokes: matplotlib's scatter, which MMEngine
+            # uses, strokes them with the line width, not the thinner patch width.
+            linewidths=rcParams["patch.linewidth" if style.is_filled() else "lines.linewidth"],
             transform=IdentityTransform(),
         )
         canvas.add(collection)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import operator
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +30,20 @@ def scalar_value(name: str, value: Any) -> int | float:
         if isinstance(number, numbers.Number) and not isinstance(number, complex):
             return number
     raise _not_a_number(name, value)
+
+
+def step_value(step: Any) -> int:
+    """Return ``step`` as a Python int: numpy integers and integer tensors are steps too.
+
+    Example:
+        >>> import numpy as np
+        >>> step_value(np.int64(3))
+        3
+    """
+    try:
+        return operator.index(step)
+    except TypeError:
+        raise TypeError(f"step must be an integer, got {type(step).__name__}: {step!r}") from None
 
 
 def scalar_dict(scalars: Mapping[str, Any]) -> dict[str, int | float]:

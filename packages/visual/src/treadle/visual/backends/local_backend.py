@@ -22,7 +22,7 @@ from ..config_view import config_text
 from ..image_check import check_image
 from ..registry import VISBACKENDS
 from ..scalars import scalar_dict as checked_scalars
-from ..scalars import scalar_value
+from ..scalars import scalar_value, step_value
 from .base import BaseVisBackend, force_init_env
 from .scalar_writer import DEFAULT_FLUSH_INTERVAL, BufferedLineWriter
 
@@ -104,7 +104,7 @@ class LocalVisBackend(BaseVisBackend):
 
         encoded = io.BytesIO()
         Image.fromarray(image).save(encoded, format="png")  # (H, W, 3) uint8: an RGB PNG
-        path = os.path.join(self._img_save_dir, f"{name}_{step}.png")
+        path = os.path.join(self._img_save_dir, f"{name}_{step_value(step)}.png")
         # A name like 'val/pred' puts the image in a subfolder instead of failing.
         os.makedirs(os.path.dirname(path), exist_ok=True)
         atomic_write(path, encoded.getbuffer())
@@ -112,7 +112,8 @@ class LocalVisBackend(BaseVisBackend):
     @force_init_env
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
         """Append ``{name: value, "step": step}`` to scalars.json."""
-        self._append({name: scalar_value(name, value), "step": step}, self._scalar_save_file)
+        record = {name: scalar_value(name, value), "step": step_value(step)}
+        self._append(record, self._scalar_save_file)
 
     @force_init_env
     def add_scalars(
@@ -128,7 +129,7 @@ class LocalVisBackend(BaseVisBackend):
         name relative to ``save_dir``, other than scalars.json) the line goes to that file too.
         """
         record = checked_scalars(scalar_dict)  # a new dict: the caller's is left as it was
-        record.setdefault("step", step)
+        record.setdefault("step", step_value(step))
         line = json.dumps(record) + "\n"
         if file_path is not None:
             self._writer(self._extra_scalar_file(file_path)).write(line)
