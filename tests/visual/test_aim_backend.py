@@ -147,3 +147,21 @@ def test_close_finishes_the_run_and_is_idempotent(repo):
     backend.close()
     assert metric_points(read_run(repo, first), "loss") == [(1, 2.0)]
     assert read_run(repo, first).end_time is not None  # close finished the run
+
+
+def test_numpy_and_tensor_steps_are_steps(repo):
+    # A runner's counters are often numpy or torch integers; aim.Run.track refuses them.
+    torch = pytest.importorskip("torch")
+    backend = AimVisBackend(init_kwargs={"repo": str(repo), **QUIET})
+    backend.add_scalars({"loss": 0.5}, step=np.int64(4))
+    backend.add_scalar("loss", 0.25, step=torch.tensor(5))
+    backend.add_image("pred", np.zeros((4, 4, 3), dtype=np.uint8), step=np.int32(6))
+    with pytest.raises(TypeError, match=r"step must be an integer, got float: 2\.5"):
+        backend.add_scalar("loss", 0.125, step=2.5)
+    run_hash = backend.experiment.hash
+    backend.close()
+
+    run = read_run(repo, run_hash)
+    assert metric_points(run, "loss") == [(4, 0.5), (5, 0.25)]
+    steps, _ = run.get_image_sequence("pred", Context({})).data.items_list()
+    assert steps == [6]

@@ -135,3 +135,19 @@ def test_a_missing_clearml_names_the_extra(monkeypatch):
     backend = ClearMLVisBackend()
     with pytest.raises(ImportError, match=r"pip install treadle-visual\[clearml\]"):
         backend.add_scalar("loss", 0.5)
+
+
+def test_numpy_and_tensor_steps_are_steps(offline_clearml, tmp_path):
+    # Logger.report_scalar refuses anything but a Python int as the iteration.
+    torch = pytest.importorskip("torch")
+    backend = ClearMLVisBackend(init_kwargs=QUIET_TASK)
+    backend.add_scalars({"loss": 0.5}, step=np.int64(4))
+    backend.add_scalar("loss", 0.25, step=torch.tensor(5))
+    backend.add_image("pred", np.zeros((4, 4, 3), dtype=np.uint8), step=np.int32(6))
+    with pytest.raises(TypeError, match=r"step must be an integer, got float: 2\.5"):
+        backend.add_scalar("loss", 0.125, step=2.5)
+    backend.close()
+
+    session = read_clearml_session(tmp_path / "clearml_cache")
+    assert session.scalars("loss") == [(4, 0.5), (5, 0.25)]
+    assert [event["iter"] for event in session.images()] == [6]

@@ -128,3 +128,16 @@ def test_a_missing_dvclive_names_the_extra(monkeypatch, tmp_path):
     backend = DVCLiveVisBackend(str(tmp_path / "vis_data"))
     with pytest.raises(ImportError, match=r"pip install treadle-visual\[dvclive\]"):
         backend.add_scalar("loss", 0.5)
+
+
+def test_numpy_and_tensor_steps_are_steps(dvclive, tmp_path):
+    torch = pytest.importorskip("torch")
+    save_dir = tmp_path / "vis_data"
+    backend = DVCLiveVisBackend(str(save_dir))
+    backend.add_scalars({"loss": 0.5}, step=np.int64(4))
+    backend.add_scalar("loss", 0.25, step=torch.tensor(5))
+    # int() used to turn 2.5 into step 2 without a word.
+    with pytest.raises(TypeError, match=r"step must be an integer, got float: 2\.5"):
+        backend.add_scalar("loss", 0.125, step=2.5)
+    backend.close()
+    assert read_dvclive_history(save_dir, "loss") == [(4, 0.5), (5, 0.25)]

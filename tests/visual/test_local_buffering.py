@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -164,3 +165,32 @@ def test_a_forked_child_does_not_write_the_parents_buffer(tmp_path):
     parent = [line["step"] for line in lines if line["who"] == 0]
     child = [line["step"] for line in lines if line["who"] == 1]
     assert (parent, child) == ([1, 3], [2])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_multiprocessing_child_loses_no_line(tmp_path):
+    # DataLoader workers are multiprocessing children: they end with os._exit, which runs no
+    # exit handler, so a line they buffered would never reach the file.
+    result = run_python(f"""
+        import multiprocessing, sys
+        from treadle.visual.backends import LocalVisBackend
+        backend = LocalVisBackend({str(tmp_path)!r}, flush_interval=3600)
+        backend.add_scalars({{"who": 0}}, step=1)
+
+        def worker(index):
+            backend.add_scalars({{"who": 1}}, step=10 + index)
+            backend.add_scalars({{"who": 1}}, step=20 + index, file_path="worker.json")
+
+        context = multiprocessing.get_context("fork")
+        workers = [context.Process(target=worker, args=(index,)) for index in range(2)]
+        for process in workers:
+            process.start()
+        for process in workers:
+            process.join()
+        backend.close()
+        sys.exit(max(process.exitcode for process in workers))
+    """)
+    assert result.returncode == 0, result.stderr
+    lines = read_lines(tmp_path / "scalars.json")
+    assert sorted(line["step"] for line in lines) == [1, 10, 11, 20, 21]
+    assert sorted(line["step"] for line in read_lines(tmp_path / "worker.json")) == [20, 21]

@@ -235,3 +235,17 @@ def test_registered_under_mmengines_name_and_the_issues_spelling():
 
     assert VISBACKENDS.get("MLflowVisBackend") is MLflowVisBackend
     assert VISBACKENDS.get("MlflowVisBackend") is MLflowVisBackend
+
+
+def test_numpy_and_tensor_steps_are_steps(tmp_path):
+    # mlflow.log_metric refuses a tensor step (it is not JSON serializable).
+    torch = pytest.importorskip("torch")
+    backend = MLflowVisBackend(str(tmp_path / "store"))
+    backend.add_scalars({"loss": 0.5}, step=np.int64(4))
+    backend.add_scalar("loss", 0.25, step=torch.tensor(5))
+    with pytest.raises(TypeError, match=r"step must be an integer, got float: 2\.5"):
+        backend.add_scalar("loss", 0.125, step=2.5)
+    backend.close()
+
+    client = store_client(tmp_path / "store")
+    assert metric_points(client, only_run(client), "loss") == [(4, 0.5), (5, 0.25)]

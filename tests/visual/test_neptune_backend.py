@@ -113,3 +113,19 @@ def test_a_missing_neptune_names_the_extra(monkeypatch):
     backend = NeptuneVisBackend()
     with pytest.raises(ImportError, match=r"pip install treadle-visual\[neptune\]"):
         backend.add_scalar("loss", 0.5)
+
+
+def test_numpy_and_tensor_steps_are_steps(offline_neptune, tmp_path):
+    # Neptune's append refuses a step that is not a Python int or float.
+    torch = pytest.importorskip("torch")
+    backend = NeptuneVisBackend(init_kwargs=QUIET_RUN)
+    backend.add_scalars({"loss": 0.5}, step=np.int64(4))
+    backend.add_scalar("loss", 0.25, step=torch.tensor(5))
+    backend.add_image("pred", np.zeros((4, 4, 3), dtype=np.uint8), step=np.int32(6))
+    with pytest.raises(TypeError, match=r"step must be an integer, got float: 2\.5"):
+        backend.add_scalar("loss", 0.125, step=2.5)
+    backend.close()
+
+    operations = read_neptune_operations(tmp_path / "neptune_data")
+    assert neptune_series(operations, "loss") == [(4, 0.5), (5, 0.25)]
+    assert [step for step, _ in neptune_series(operations, "images/pred")] == [6]

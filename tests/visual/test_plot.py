@@ -205,6 +205,17 @@ def test_malformed_json_line_names_file_and_line(tmp_path):
         read_scalars(path)
 
 
+def test_a_last_line_cut_short_by_a_crash_is_skipped_with_a_warning(tmp_path):
+    path = tmp_path / "scalars.json"
+    path.write_text('{"loss": 1.0, "step": 1}\n{"loss": 0.5, "step": 2}\n{"loss": 0.2')
+    with pytest.warns(UserWarning, match=r"scalars\.json:3: skipped the last line, cut short"):
+        series = read_scalars(path)
+    assert (series["loss"].steps, series["loss"].values) == ([1, 2], [1.0, 0.5])
+    result = run_cli("plot", path, "--out", tmp_path / "curves.png")
+    assert result.returncode == 0, result.stderr
+    assert "cut short" in result.stderr and (tmp_path / "curves.png").is_file()
+
+
 def test_a_line_without_step_is_named(tmp_path):
     path = tmp_path / "scalars.json"
     path.write_text('{"loss": 1.0}\n')

@@ -142,3 +142,14 @@ def test_close_flushes_is_idempotent_and_a_later_add_reopens(tmp_path):
 def test_save_dir_is_required():
     with pytest.raises(ValueError, match="TensorboardVisBackend needs a save_dir"):
         TensorboardVisBackend(save_dir=None)
+
+
+def test_numpy_and_tensor_steps_are_steps(tmp_path):
+    torch = pytest.importorskip("torch")
+    backend = TensorboardVisBackend(str(tmp_path / "tb"))
+    backend.add_scalars({"loss": 0.5}, step=np.int64(4))
+    backend.add_scalar("loss", 0.25, step=torch.tensor(5))
+    with pytest.raises(TypeError, match=r"step must be an integer, got float: 2\.5"):
+        backend.add_scalar("loss", 0.125, step=2.5)
+    backend.close()
+    assert scalar_points(read_events(tmp_path / "tb"), "loss") == [(4, 0.5), (5, 0.25)]

@@ -123,6 +123,31 @@ def test_close_closes_every_backend() -> None:
     assert vis.get_backend("a").closed and vis.get_backend("b").closed
 
 
+class FailingCloseBackend(RecordingBackend):
+    """A backend whose close fails, as a tracker's upload at close may."""
+
+    def close(self) -> None:
+        raise OSError("upload failed")
+
+
+def test_a_failing_close_still_closes_the_other_backends(tmp_path: Any) -> None:
+    vis = Visualizer(
+        vis_backends=[FailingCloseBackend(), dict(type="LocalVisBackend", flush_interval=3600)],
+        save_dir=str(tmp_path),
+    )
+    vis.add_scalars({"loss": 1.5}, step=2)
+    with pytest.raises(OSError, match="upload failed"):
+        vis.close()
+    # The local backend after the failing one was still closed, so its buffer reached the file.
+    assert "1.5" in (tmp_path / "vis_data" / "scalars.json").read_text()
+
+
+def test_a_bad_image_is_refused_naming_it() -> None:
+    vis = Visualizer(vis_backends=[dict(type="RecordingVisBackendForVisualizerTests")])
+    with pytest.raises(ValueError, match=r"image 'val/pred' must have shape \(H, W, 3\)"):
+        vis.add_image("val/pred", np.zeros((2, 3, 8, 8), dtype=np.uint8))
+
+
 def test_a_real_local_backend(tmp_path: Any) -> None:
     vis = Visualizer(vis_backends=[dict(type="LocalVisBackend")], save_dir=str(tmp_path))
     vis.add_scalars({"loss": 1.5}, step=2)

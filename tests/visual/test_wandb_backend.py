@@ -138,10 +138,27 @@ def test_a_non_numeric_scalar_is_refused_naming_its_key(offline_wandb, tmp_path)
     backend = WandbVisBackend(str(tmp_path / "vis_data"))
     with pytest.raises(TypeError, match="scalar 'acc' must be a number"):
         backend.add_scalars({"loss": 0.5, "acc": "high"}, step=1)
-    with pytest.raises(ValueError, match=r"scalar named 'step'.*pass it as the step argument"):
-        backend.add_scalars({"loss": 0.5, "step": 3}, step=1)
+    with pytest.raises(TypeError, match=r"step must be an integer, got float: 2\.5"):
+        backend.add_scalars({"loss": 0.5}, step=2.5)
     backend.close()
     assert read_wandb_run(tmp_path / "vis_data").history == []
+
+
+def test_a_step_key_in_the_dict_is_the_step_as_in_the_local_backend(offline_wandb, tmp_path):
+    # MMEngine logged such a dict without error; it used to raise ValueError here.
+    backend = WandbVisBackend(str(tmp_path / "vis_data"))
+    backend.add_scalars({"loss": 0.5, "step": 30}, step=1)
+    backend.close()
+    assert read_wandb_run(tmp_path / "vis_data").series("loss") == [(30, 0.5)]
+
+
+def test_numpy_and_tensor_steps_are_steps(offline_wandb, tmp_path):
+    torch = pytest.importorskip("torch")
+    backend = WandbVisBackend(str(tmp_path / "vis_data"))
+    backend.add_scalars({"loss": 0.5}, step=np.int64(4))
+    backend.add_scalar("loss", 0.25, step=torch.tensor(5))
+    backend.close()
+    assert read_wandb_run(tmp_path / "vis_data").series("loss") == [(4, 0.5), (5, 0.25)]
 
 
 def test_a_bad_image_is_refused_naming_it(offline_wandb, tmp_path):

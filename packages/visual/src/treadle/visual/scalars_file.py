@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,7 +74,9 @@ def read_scalars(path: str | os.PathLike) -> dict[str, ScalarSeries]:
 
     Values that are not numbers (strings, lists, booleans) are skipped; NaN and infinities
     become NaN, which plots as a gap. A line that is not a JSON object with a numeric ``step``
-    raises ValueError naming the file and line; blank lines are skipped.
+    raises ValueError naming the file and line; blank lines are skipped. A last line cut short
+    (no newline, not valid JSON: the writing process died mid-write, or is still writing) is
+    skipped with a warning, so a crashed run can still be plotted.
 
     Example:
         >>> read_scalars('vis_data/scalars.json')['loss'].values[:2]  # doctest: +SKIP
@@ -84,6 +87,13 @@ def read_scalars(path: str | os.PathLike) -> dict[str, ScalarSeries]:
         for number, line in enumerate(file, start=1):
             if not line.strip():
                 continue
+            if not line.endswith("\n") and not _is_json(line):  # only the last line can
+                warnings.warn(
+                    f"{os.fspath(path)}:{number}: skipped the last line, cut short: "
+                    f"{_shorten(line)}",
+                    stacklevel=2,
+                )
+                break
             record = _parse_line(line, path, number)
             step = record.get("step")
             if not _is_number(step):
@@ -112,6 +122,14 @@ def _parse_line(line: str, path: str | os.PathLike, number: int) -> dict:
             f"{type(record).__name__}: {_shorten(line)}"
         )
     return record
+
+
+def _is_json(line: str) -> bool:
+    try:
+        json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def _is_number(value: object) -> bool:

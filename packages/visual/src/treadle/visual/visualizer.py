@@ -172,7 +172,7 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
     @master_only
     def add_image(self, name: str, image: np.ndarray, step: int = 0) -> None:
         """Record an RGB uint8 image in every backend."""
-        image = check_image(image)
+        image = check_image(image, name=f"image {name!r}")
         for backend in self._vis_backends.values():
             backend.add_image(name, image, step)
 
@@ -212,11 +212,21 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
         """
 
     def close(self) -> None:
-        """Close every backend (flushing what they buffer) and any window ``show`` opened."""
+        """Close every backend (flushing what they buffer) and any window ``show`` opened.
+
+        A backend whose close raises does not keep the others open: each is closed, then the
+        first error is raised again.
+        """
+        errors = []
         for backend in self._vis_backends.values():
-            backend.close()
+            try:
+                backend.close()
+            except Exception as error:  # re-raised below, once the others are closed
+                errors.append(error)
         self._window.close()
         self._canvas.close()
+        if errors:
+            raise errors[0]
 
     def __del__(self) -> None:
         # Runs on half-built objects too (a backend config that failed to build): touch

@@ -72,12 +72,13 @@ class AimVisBackend(BaseVisBackend):
         from aim import Image  # already imported by _init_env
 
         checked = check_image(image, name=f"image {name!r}")
-        self._aim_run.track(Image(checked), name=name, step=step)
+        self._aim_run.track(Image(checked), name=name, step=scalars.step_value(step))
 
     @force_init_env
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
         """Track one number; a value that is not a number raises TypeError naming ``name``."""
-        self._aim_run.track(scalars.scalar_value(name, value), name=name, step=step)
+        value = scalars.scalar_value(name, value)
+        self._aim_run.track(value, name=name, step=scalars.step_value(step))
 
     @force_init_env
     def add_scalars(
@@ -91,6 +92,7 @@ class AimVisBackend(BaseVisBackend):
 
         Every value is checked before any is tracked, so a bad one leaves no partial step.
         """
+        step = scalars.step_value(step)
         for name, value in scalars.scalar_dict(scalar_dict).items():
             self._aim_run.track(value, name=name, step=step)
 

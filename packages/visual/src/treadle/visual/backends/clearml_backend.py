@@ -77,12 +77,13 @@ class ClearMLVisBackend(BaseVisBackend):
     def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:
         """Report an RGB image of shape (H, W, 3) as a debug sample at iteration ``step``."""
         checked = check_image(image, name=f"image {name!r}")
+        step = scalars.step_value(step)
         self._logger.report_image(title=name, series=name, iteration=step, image=checked)
 
     @force_init_env
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
         """Report one number; a value that is not a number raises TypeError naming ``name``."""
-        value = scalars.scalar_value(name, value)
+        value, step = scalars.scalar_value(name, value), scalars.step_value(step)
         self._logger.report_scalar(title=name, series=name, value=value, iteration=step)
 
     @force_init_env
@@ -97,6 +98,7 @@ class ClearMLVisBackend(BaseVisBackend):
 
         Every value is checked before any is reported, so a bad one leaves no partial step.
         """
+        step = scalars.step_value(step)
         for name, value in scalars.scalar_dict(scalar_dict).items():
             self._logger.report_scalar(title=name, series=name, value=value, iteration=step)
 

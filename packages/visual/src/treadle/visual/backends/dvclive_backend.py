@@ -94,13 +94,13 @@ class DVCLiveVisBackend(BaseVisBackend):
     def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:
         """Save an RGB image of shape (H, W, 3) as ``plots/images/<name>/<step>.png``."""
         checked = check_image(image, name=f"image {name!r}")
-        self._live.log_image(f"{name}/{int(step)}.png", checked)
+        self._live.log_image(f"{name}/{scalars.step_value(step)}.png", checked)
 
     @force_init_env
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
         """Record one number at ``step``; a non-number raises TypeError naming ``name``."""
         value = scalars.scalar_value(name, value)
-        self._live.step = int(step)
+        self._live.step = scalars.step_value(step)
         self._live.log_metric(name, value)
 
     @force_init_env
@@ -116,7 +116,7 @@ class DVCLiveVisBackend(BaseVisBackend):
         Every value is checked before any is written, so a bad one leaves no partial step.
         """
         checked = scalars.scalar_dict(scalar_dict)
-        self._live.step = int(step)
+        self._live.step = scalars.step_value(step)
         for name, value in checked.items():
             self._live.log_metric(name, value)
 

@@ -156,12 +156,13 @@ class MLflowVisBackend(BaseVisBackend):
         if name.lower().endswith(_IMAGE_FILE_SUFFIXES):
             self._mlflow.log_image(checked, artifact_file=name)
         else:
-            self._mlflow.log_image(checked, key=name, step=step)
+            self._mlflow.log_image(checked, key=name, step=scalars.step_value(step))
 
     @force_init_env
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
         """Log one metric; a value that is not a number raises TypeError naming ``name``."""
-        self._mlflow.log_metric(name, scalars.scalar_value(name, value), step=step)
+        value = scalars.scalar_value(name, value)
+        self._mlflow.log_metric(name, value, step=scalars.step_value(step))
 
     @force_init_env
     def add_scalars(
@@ -175,7 +176,8 @@ class MLflowVisBackend(BaseVisBackend):
 
         Every value is checked before any is logged, so a bad one leaves no partial step.
         """
-        self._mlflow.log_metrics(scalars.scalar_dict(scalar_dict), step=step)
+        checked = scalars.scalar_dict(scalar_dict)
+        self._mlflow.log_metrics(checked, step=scalars.step_value(step))
 
     def close(self) -> None:
         """Upload the work_dir's files (see ``artifact_suffix``) and end the run.

@@ -74,12 +74,13 @@ class NeptuneVisBackend(BaseVisBackend):
         # A PIL image is stored as it is; a numpy array would go through Neptune's guess of
         # its value range, which rescales a dark uint8 image (all values <= 1) by 255.
         pixels = Image.fromarray(check_image(image, name=f"image {name!r}"))
-        self._neptune[f"images/{name}"].append(File.as_image(pixels), step=step)
+        self._neptune[f"images/{name}"].append(File.as_image(pixels), step=scalars.step_value(step))
 
     @force_init_env
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
         """Append one number to the series ``name``; a non-number raises TypeError naming it."""
-        self._neptune[name].append(scalars.scalar_value(name, value), step=step)
+        value = scalars.scalar_value(name, value)
+        self._neptune[name].append(value, step=scalars.step_value(step))
 
     @force_init_env
     def add_scalars(
@@ -93,6 +94,7 @@ class NeptuneVisBackend(BaseVisBackend):
 
         Every value is checked before any is written, so a bad one leaves no partial step.
         """
+        step = scalars.step_value(step)
         for name, value in scalars.scalar_dict(scalar_dict).items():
             self._neptune[name].append(value, step=step)
 

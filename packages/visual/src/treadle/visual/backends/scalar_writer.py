@@ -16,7 +16,9 @@ is fsynced, since the operating system keeps what was written when the process d
 
 A forked child starts with an empty buffer and new locks: the parent's pending lines are the
 parent's to write, and a lock some other thread held at the moment of the fork is not held in
-the child.
+the child. A forked child also writes each line at once instead of buffering it: children made
+by ``multiprocessing`` (DataLoader workers) end with ``os._exit``, which runs no finalizer and
+no atexit handler, so a buffered line would be lost.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class _PendingLines:
         self.lines: list[str] = []
         self.due: float | None = None  # when the oldest pending line must be on disk
         self.closed = False
+        self.write_through = _IN_FORKED_CHILD  # see forget_after_fork
         self._reset_locks()
 
     def _reset_locks(self) -> None:
@@ -65,10 +68,10 @@ class _PendingLines:
             due = self.due
             if due is None:
                 self.due = now + self.interval
-        if due is None:
-            _FLUSHER.wake()  # once per interval: the flusher now has a deadline to wait for
-        elif now >= due:
+        if self.write_through or (due is not None and now >= due):
             self.flush()
+        elif due is None:
+            _FLUSHER.wake()  # once per interval: the flusher now has a deadline to wait for
 
     def flush(self) -> None:
         with self.io_lock:
@@ -98,10 +101,12 @@ class _PendingLines:
             view = view[self.file.write(view) :]
 
     def forget_after_fork(self) -> None:
-        """In a forked child: drop the parent's pending lines, take fresh locks."""
+        """In a forked child: drop the parent's pending lines, take fresh locks, and write
+        every later line at once (the child may end with ``os._exit``, which flushes nothing)."""
         self._reset_locks()
         self.lines = []
         self.due = None
+        self.write_through = True
 
 
 class _Flusher:
@@ -153,6 +158,8 @@ class _Flusher:
                 self.condition.wait(None if soonest is None else soonest - now)
 
     def after_fork_in_child(self) -> None:
+        global _IN_FORKED_CHILD
+        _IN_FORKED_CHILD = True  # writers opened in the child write through too
         self._reset()  # the thread did not survive the fork; the next wake() starts one
         for item in list(self.pending):
             item.forget_after_fork()
@@ -171,6 +178,7 @@ def _flush_each(due_now: list[_PendingLines]) -> None:
             )
 
 
+_IN_FORKED_CHILD = False
 _FLUSHER = _Flusher()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_FLUSHER.after_fork_in_child)

@@ -66,12 +66,13 @@ class TensorboardVisBackend(BaseVisBackend):
     def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:
         """Record an RGB image of shape (H, W, 3) under ``name`` at ``step``."""
         checked = check_image(image, name=f"image {name!r}")
-        self._tensorboard.add_image(name, checked, step, dataformats="HWC")
+        self._tensorboard.add_image(name, checked, scalars.step_value(step), dataformats="HWC")
 
     @force_init_env
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
         """Record one number; a value that is not a number raises TypeError naming ``name``."""
-        self._tensorboard.add_scalar(name, scalars.scalar_value(name, value), step)
+        value = scalars.scalar_value(name, value)
+        self._tensorboard.add_scalar(name, value, scalars.step_value(step))
 
     @force_init_env
     def add_scalars(
@@ -85,6 +86,7 @@ class TensorboardVisBackend(BaseVisBackend):
 
         Every value is checked before any is written, so a bad one leaves no partial step.
         """
+        step = scalars.step_value(step)
         for name, value in scalars.scalar_dict(scalar_dict).items():
             self._tensorboard.add_scalar(name, value, step)
 

@@ -127,17 +127,18 @@ class WandbVisBackend(BaseVisBackend):
         file_path: str | None = None,
         **kwargs: Any,
     ) -> None:
-        """Record every number of ``scalar_dict`` in one W&B row; ``file_path`` is ignored."""
+        """Record every number of ``scalar_dict`` in one W&B row; ``file_path`` is ignored.
+
+        A ``"step"`` key in ``scalar_dict`` is the row's step and wins over ``step``, as in
+        LocalVisBackend (that key is the column every metric is plotted against).
+        """
         checked = scalars.scalar_dict(scalar_dict)
         if STEP_KEY in checked:
-            raise ValueError(
-                f"add_scalars got a scalar named {STEP_KEY!r}, which WandbVisBackend uses for "
-                "the step: pass it as the step argument instead"
-            )
+            step = checked.pop(STEP_KEY)
         self._log(checked, step)
 
     def _log(self, row: dict, step: int) -> None:
-        self._run.log({**row, STEP_KEY: int(step)}, commit=self._commit)
+        self._run.log({**row, STEP_KEY: scalars.step_value(step)}, commit=self._commit)
 
     def close(self) -> None:
         """Finish the run and make sure its file is complete on disk; safe to call twice.
