@@ -22,20 +22,10 @@ import tempfile
 from collections.abc import Callable
 
 from timing import per_call
+from visual_local_scalars import scalars_of_a_logging_step
 
-SCALARS = {
-    "lr": 0.00125,
-    "base_lr": 0.00125,
-    "momentum": 0.9,
-    "data_time": 0.0123,
-    "time": 0.4567,
-    "loss": 1.2345678,
-    "loss_cls": 0.8765432,
-    "loss_bbox": 0.3580246,
-    "grad_norm": 4.5678,
-    "memory": 10240,
-    "epoch": 3,
-}
+# What a runner's logger hook hands the visualizer at one logging step.
+SCALARS = scalars_of_a_logging_step()
 
 
 class Steps:

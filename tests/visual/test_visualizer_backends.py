@@ -112,6 +112,28 @@ def test_every_add_is_forwarded_to_every_backend() -> None:
     assert vis.get_backend("a").calls == expected and vis.get_backend("b").calls == expected
 
 
+def test_scalars_are_converted_once_and_refused_before_any_backend_writes() -> None:
+    torch = pytest.importorskip("torch")
+    vis = Visualizer(
+        vis_backends=[
+            dict(type="RecordingVisBackendForVisualizerTests", name="a"),
+            dict(type="RecordingVisBackendForVisualizerTests", name="b"),
+        ]
+    )
+    vis.add_scalars({"loss": torch.tensor(0.5), "n": np.int64(3)}, step=1)
+    vis.add_scalar("lr", np.float32(0.25), step=1)
+    for name in "ab":
+        calls = vis.get_backend(name).calls
+        assert calls[1] == ("scalars", {"loss": 0.5, "n": 3}, 1, None)
+        assert type(calls[1][1]["loss"]) is float and type(calls[1][1]["n"]) is int
+        assert calls[2] == ("scalar", "lr", 0.25, 1, {}) and type(calls[2][2]) is float
+    with pytest.raises(TypeError, match=r"scalar 'acc' must be a number.*got str"):
+        vis.add_scalars({"loss": 0.1, "acc": "high"}, step=2)
+    with pytest.raises(TypeError, match=r"scalar 'lr' must be a number.*got NoneType"):
+        vis.add_scalar("lr", None, step=2)
+    assert len(vis.get_backend("a").calls) == 3 and len(vis.get_backend("b").calls) == 3
+
+
 def test_close_closes_every_backend() -> None:
     vis = Visualizer(
         vis_backends=[

@@ -22,6 +22,8 @@ from .featmap import draw_featmap as _draw_featmap
 from .image_check import check_image
 from .main_process import master_only
 from .registry import VISBACKENDS, VISUALIZERS
+from .scalars import scalar_dict as checked_scalars
+from .scalars import scalar_value
 from .show import ImageWindow, show_with_cv2
 
 
@@ -179,6 +181,8 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
     @master_only
     def add_scalar(self, name: str, value: int | float, step: int = 0, **kwargs: Any) -> None:
         """Record one number in every backend."""
+        # Converted once here (a tensor's .item() is a device sync), not once per backend.
+        value = scalar_value(name, value)
         for backend in self._vis_backends.values():
             backend.add_scalar(name, value, step, **kwargs)
 
@@ -188,6 +192,9 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
     ) -> None:
         """Record several numbers in every backend (``file_path``: a file of their own, for
         backends that write files)."""
+        # Checked and converted once (tensor values sync their device), so each backend gets
+        # Python numbers and a bad value is refused before any backend writes.
+        scalar_dict = checked_scalars(scalar_dict)
         for backend in self._vis_backends.values():
             backend.add_scalars(scalar_dict, step, file_path, **kwargs)
 
