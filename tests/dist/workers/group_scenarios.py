@@ -1,5 +1,5 @@
-"""Scenarios run by every rank of a real gloo group (see rank_runner.py). Each returns plain
-Python values that the tests compare with what the rank and world size imply.
+"""Scenarios run by every rank of a real gloo group (see tests/support/gloo_rank_runner.py).
+Each returns plain Python values that the tests compare with what the rank and world size imply.
 
 Scenarios run in order on all ranks and each is a sequence of collectives every rank enters,
 so a scenario that fails on one rank fails (or times out) on the others too, and says where.

@@ -1,5 +1,5 @@
 """What init_dist made of a launcher's environment, reported by each rank (see
-rank_runner.py)."""
+tests/support/gloo_rank_runner.py)."""
 
 import os
 

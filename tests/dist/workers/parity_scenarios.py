@@ -1,6 +1,6 @@
 """Scenarios of test_mmengine_parity.py, run by every rank of a real gloo group (see
-rank_runner.py) in the environment that has MMEngine: each calls the same function of
-``mmengine.dist`` and of ``treadle.dist`` on identical inputs and returns both outcomes,
+tests/support/gloo_rank_runner.py) in the environment that has MMEngine: each calls the same
+function of ``mmengine.dist`` and of ``treadle.dist`` on identical inputs and returns both outcomes,
 ``{"mmengine": ..., "treadle": ...}`` (see parity_common.py), for the test to compare.
 
 Each case builds its inputs itself from the rank, so both libraries see the same ones.

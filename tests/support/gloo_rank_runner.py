@@ -1,7 +1,7 @@
 """One rank of a test process group: initialize with treadle.dist.init_dist, then run every
 ``scenario_*`` function of a scenario file and record what each returned or raised.
 
-    python rank_runner.py SCENARIOS.py OUT_DIR LAUNCHER [INIT_KWARGS_JSON]
+    python gloo_rank_runner.py SCENARIOS.py OUT_DIR LAUNCHER [INIT_KWARGS_JSON]
 
 INIT_KWARGS_JSON: init_dist's keyword arguments; backend defaults to gloo.
 

@@ -1,0 +1,58 @@
+"""The root registries of the training engine, with MMEngine 0.10's names.
+
+Each registry lists, in ``locations``, the modules that register its built-in types; they are
+imported the first time the registry is searched, so ``DATASETS.build(dict(type=...))`` finds a
+built-in dataset with nothing imported first. A downstream project makes children of these
+(``Registry('model', parent=MODELS, scope='mydet')``), exactly as with MMEngine.
+
+A location is added here when the subpackage that fills the registry exists; a registry whose
+subpackage has not landed yet has none, so searching it never fails on a missing module.
+"""
+
+from __future__ import annotations
+
+from treadle.registry import Registry
+
+from .build_functions import build_model_from_cfg, build_runner_from_cfg, build_scheduler_from_cfg
+
+_DATASET = "treadle.runner.dataset"
+_EVALUATOR = "treadle.runner.evaluator"
+
+# Runners, and the constructors that make a runner from a config.
+RUNNERS = Registry("runner", build_func=build_runner_from_cfg, scope="treadle")
+RUNNER_CONSTRUCTORS = Registry("runner constructor", scope="treadle")
+# Train, val and test loops.
+LOOPS = Registry("loop", scope="treadle")
+# Hooks that run at the points of the loops.
+HOOKS = Registry("hook", scope="treadle")
+# How model and optimizer are placed and saved: single device, DDP, FSDP, DeepSpeed...
+STRATEGIES = Registry("strategy", scope="treadle")
+
+# Data.
+DATASETS = Registry("dataset", scope="treadle", locations=[_DATASET])
+DATA_SAMPLERS = Registry("data sampler", scope="treadle", locations=[_DATASET])
+TRANSFORMS = Registry("transform", scope="treadle", locations=[_DATASET])
+
+# Models: ``build`` of a list gives an ``nn.Sequential`` of the built modules.
+MODELS = Registry("model", build_func=build_model_from_cfg, scope="treadle")
+MODEL_WRAPPERS = Registry("model_wrapper", scope="treadle")
+WEIGHT_INITIALIZERS = Registry("weight initializer", scope="treadle")
+
+# Optimization.
+OPTIMIZERS = Registry("optimizer", scope="treadle")
+OPTIM_WRAPPERS = Registry("optim_wrapper", scope="treadle")
+OPTIM_WRAPPER_CONSTRUCTORS = Registry("optimizer wrapper constructor", scope="treadle")
+PARAM_SCHEDULERS = Registry(
+    "parameter scheduler", build_func=build_scheduler_from_cfg, scope="treadle"
+)
+
+# Evaluation.
+METRICS = Registry("metric", scope="treadle", locations=[_EVALUATOR])
+EVALUATOR = Registry("evaluator", scope="treadle", locations=[_EVALUATOR])
+
+# Everything else a task needs: box coders, anchor generators...
+TASK_UTILS = Registry("task util", scope="treadle")
+LOG_PROCESSORS = Registry("log_processor", scope="treadle")
+INFERENCERS = Registry("inferencer", scope="treadle")
+# Plain functions, such as the collate functions of data loaders.
+FUNCTIONS = Registry("function", scope="treadle", locations=[_DATASET])
