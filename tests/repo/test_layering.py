@@ -37,6 +37,8 @@ def contracts_by_package(root_pyproject: dict) -> dict[str, list[str]]:
     """Map each package name to the modules its contract forbids."""
     forbidden = {}
     for contract in root_pyproject["tool"]["importlinter"]["contracts"]:
+        if contract["type"] != "forbidden":
+            continue  # treadle.runner's layers contract is about its own subpackages
         (source,) = contract["source_modules"]
         forbidden[source.removeprefix("treadle.")] = contract["forbidden_modules"]
     return forbidden
@@ -75,6 +77,7 @@ def plant_tree(tmp_path: pathlib.Path, package_names, planted: dict[str, str]) -
         package.mkdir(parents=True)
         (package / "__init__.py").write_text("")
     for relative, text in planted.items():
+        (src / relative).parent.mkdir(parents=True, exist_ok=True)
         (src / relative).write_text(text)
     return str(src)
 
@@ -101,6 +104,40 @@ def test_planted_violation_is_caught(tmp_path, repo_root, package_names, source,
     assert result.returncode != 0, result.stdout
     assert "BROKEN" in result.stdout
     assert f"treadle.{source}.planted -> {target}" in result.stdout
+
+
+def runner_subpackages(*names: str) -> dict[str, str]:
+    return {f"treadle/runner/{name}/__init__.py": "" for name in names}
+
+
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [
+        ("structures", "dataset"),  # a lower layer importing a higher one
+        ("registry", "structures"),
+        ("dataset", "evaluator"),  # independent subpackages of one layer
+        ("registry", "utils"),
+    ],
+)
+def test_planted_runner_layer_violation_is_caught(tmp_path, repo_root, package_names, source, target):
+    planted = runner_subpackages(source, target)
+    planted[f"treadle/runner/{source}/planted.py"] = LAZY_IMPORT.format(
+        target=f"treadle.runner.{target}"
+    )
+    pythonpath = plant_tree(tmp_path, package_names, planted)
+    result = run_lint_imports(repo_root / "pyproject.toml", cwd=tmp_path, pythonpath=pythonpath)
+    assert result.returncode != 0, result.stdout
+    assert f"treadle.runner.{source}.planted -> treadle.runner.{target}" in result.stdout
+
+
+def test_runner_layers_allow_imports_from_above(tmp_path, repo_root, package_names):
+    planted = runner_subpackages("evaluator", "structures", "registry")
+    planted["treadle/runner/evaluator/planted.py"] = (
+        "import treadle.runner.structures\nimport treadle.runner.registry\n"
+    )
+    pythonpath = plant_tree(tmp_path, package_names, planted)
+    result = run_lint_imports(repo_root / "pyproject.toml", cwd=tmp_path, pythonpath=pythonpath)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_allowed_lazy_import_is_kept(tmp_path, repo_root, package_names):

@@ -1,13 +1,13 @@
 """Each package installs and works alone, from its wheel, in a fresh virtual environment.
 
 Projects with nothing to do with training depend on treadle-config or treadle-fileio only;
-treadle-logging sits under everything and treadle-registry only needs it; treadle-dist and
-treadle-visual bring torch and numpy and nothing else heavy. For each of them, and for
+treadle-logging sits under everything and treadle-registry only needs it; treadle-dist,
+treadle-visual and treadle-runner bring torch and numpy and nothing else heavy. For each of them, and for
 treadle-fileio with its ``s3`` extra (plus the moto server its S3 tests start): build every
 wheel, create a new virtual environment, install only that distribution (pip resolves its
 declared dependencies, and finds sibling treadle wheels through --find-links), then run its
 tests/NAME there. The environment has no torch and no numpy unless the package itself asked
-for them; tests needing a tracker library skip there.
+for them; tests needing a tracker library (or torchmetrics, or MMEngine) skip there.
 """
 
 from __future__ import annotations
@@ -31,13 +31,23 @@ ALONE = [
     ("fileio", "s3"),
     ("dist", ""),
     ("visual", ""),
+    ("runner", ""),
 ]
 # What else a test run needs there, pinned to the workspace's versions: the S3 server, and the
 # local CPU torch (pinned, or pip would resolve treadle-dist's range to the newest CUDA build).
-TEST_REQUIREMENTS = {"s3": ["moto[server]"], "dist": ["torch"], "visual": ["torch"]}
+TEST_REQUIREMENTS = {
+    "s3": ["moto[server]"],
+    "dist": ["torch"],
+    "visual": ["torch"],
+    "runner": ["torch"],
+}
 # The heavy packages a distribution may bring; the others must stay out.
 HEAVY = ("torch", "numpy")
-EXPECTED_HEAVY = {"dist": {"torch", "numpy"}, "visual": {"torch", "numpy"}}
+EXPECTED_HEAVY = {
+    "dist": {"torch", "numpy"},
+    "visual": {"torch", "numpy"},
+    "runner": {"torch", "numpy"},
+}
 
 
 def run(command: list[str], cwd: pathlib.Path, **kwargs) -> subprocess.CompletedProcess:

@@ -114,9 +114,9 @@ def build_scheduler_from_cfg(
     """
     scope, args = _scope_and_args(cfg)
     if not args.pop("convert_to_iter_based", False):
-        return build_from_cfg(
-            cfg if scope is None else {**args, "_scope_": scope}, registry, default_args
-        )
+        if scope is not None:
+            args["_scope_"] = scope
+        return build_from_cfg(args, registry, default_args)
     with registry.switch_scope_and_registry(scope) as scoped:
         scheduler_type = args.pop("type", None)
         scheduler_cls = (
