@@ -119,7 +119,9 @@ def runner_subpackages(*names: str) -> dict[str, str]:
         ("registry", "utils"),
     ],
 )
-def test_planted_runner_layer_violation_is_caught(tmp_path, repo_root, package_names, source, target):
+def test_planted_runner_layer_violation_is_caught(
+    tmp_path, repo_root, package_names, source, target
+):
     planted = runner_subpackages(source, target)
     planted[f"treadle/runner/{source}/planted.py"] = LAZY_IMPORT.format(
         target=f"treadle.runner.{target}"

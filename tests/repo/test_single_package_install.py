@@ -2,12 +2,13 @@
 
 Projects with nothing to do with training depend on treadle-config or treadle-fileio only;
 treadle-logging sits under everything and treadle-registry only needs it; treadle-dist,
-treadle-visual and treadle-runner bring torch and numpy and nothing else heavy. For each of them, and for
-treadle-fileio with its ``s3`` extra (plus the moto server its S3 tests start): build every
-wheel, create a new virtual environment, install only that distribution (pip resolves its
-declared dependencies, and finds sibling treadle wheels through --find-links), then run its
-tests/NAME there. The environment has no torch and no numpy unless the package itself asked
-for them; tests needing a tracker library (or torchmetrics, or MMEngine) skip there.
+treadle-visual and treadle-runner bring torch and numpy and nothing else heavy. For each of
+them, and for treadle-fileio with its ``s3`` extra (plus the moto server its S3 tests start):
+build every wheel, create a new virtual environment, install only that distribution (pip
+resolves its declared dependencies, and finds sibling treadle wheels through --find-links),
+then run its tests/NAME there. The environment has no torch and no numpy unless the package
+itself asked for them; tests needing a tracker library (or torchmetrics, or MMEngine) skip
+there.
 """
 
 from __future__ import annotations

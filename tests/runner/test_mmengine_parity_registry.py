@@ -54,8 +54,9 @@ def _both(function):
 
 def test_a_list_of_models_is_a_sequential_in_both():
     def build(api):
-        model = api.MODELS.build([dict(type=nn.Linear, in_features=2, out_features=3),
-                                  dict(type=nn.ReLU)])
+        model = api.MODELS.build(
+            [dict(type=nn.Linear, in_features=2, out_features=3), dict(type=nn.ReLU)]
+        )
         return type(model).__name__, [type(m).__name__ for m in model]
 
     first, second = _both(build)

@@ -163,7 +163,9 @@ def test_runner_type_picks_the_class_by_name_or_class():
 def test_runner_errors_name_what_was_written():
     with pytest.raises(KeyError, match="'NoSuchRunner' is not in the 'runner' registry"):
         RUNNERS.build(dict(runner_type="NoSuchRunner"))
-    with pytest.raises(TypeError, match="runner_type must be a registered name or a class, got int"):
+    with pytest.raises(
+        TypeError, match="runner_type must be a registered name or a class, got int"
+    ):
         RUNNERS.build(dict(runner_type=3))
 
     class NoFromCfg:
@@ -188,7 +190,11 @@ def test_scheduler_convert_to_iter_based_uses_build_iter_from_epoch():
     PARAM_SCHEDULERS.register_module(name="StepForRoots", module=_StepScheduler, force=True)
     cfg = dict(type="StepForRoots", milestones=[1, 3], convert_to_iter_based=True)
     scheduler = PARAM_SCHEDULERS.build(cfg, default_args=dict(epoch_length=5, optimizer="opt"))
-    assert (scheduler.milestones, scheduler.optimizer, scheduler.by_epoch) == ([5, 15], "opt", False)
+    assert (scheduler.milestones, scheduler.optimizer, scheduler.by_epoch) == (
+        [5, 15],
+        "opt",
+        False,
+    )
     assert cfg["convert_to_iter_based"] is True  # the user's config is left as written
 
 
@@ -218,7 +224,9 @@ def test_scope_key_of_a_scheduler_config_is_honoured():
     child.register_module(name="ChildStep", module=_StepScheduler)
     cfg = dict(type="ChildStep", milestones=[1], _scope_="mysched_roots")
     assert build_scheduler_from_cfg(cfg, PARAM_SCHEDULERS).milestones == [1]
-    cfg = dict(type="ChildStep", milestones=[1], _scope_="mysched_roots", convert_to_iter_based=True)
+    cfg = dict(
+        type="ChildStep", milestones=[1], _scope_="mysched_roots", convert_to_iter_based=True
+    )
     assert PARAM_SCHEDULERS.build(cfg, default_args=dict(epoch_length=2)).milestones == [2]
 
 

@@ -1,0 +1,41 @@
+"""treadle.runner.device: which accelerator this process runs on.
+
+The API follows MMEngine 0.10's ``mmengine.device``: ``get_device()`` names the device type to
+use ('npu', 'cuda', 'mlu', 'mps', 'dipu', 'musa' in that order of preference, else 'cpu'), the
+``is_*_available()`` functions ask about one backend each, ``get_max_cuda_memory`` reports the
+peak memory of a step. ``resolve_device`` turns what a user wrote ('cuda:1') into a
+``torch.device`` after checking that this machine has it.
+
+Vendor adapters (torch_npu, torch_mlu, torch_musa, torch_dipu) are imported only when they are
+installed and a question needs them.
+"""
+
+from __future__ import annotations
+
+from .availability import (
+    get_device,
+    is_cuda_available,
+    is_dipu_available,
+    is_mlu_available,
+    is_mps_available,
+    is_musa_available,
+    is_npu_available,
+    is_npu_support_full_precision,
+)
+from .memory import get_max_cuda_memory, get_max_musa_memory
+from .resolve import KNOWN_DEVICE_TYPES, resolve_device
+
+__all__ = [
+    "KNOWN_DEVICE_TYPES",
+    "get_device",
+    "get_max_cuda_memory",
+    "get_max_musa_memory",
+    "is_cuda_available",
+    "is_dipu_available",
+    "is_mlu_available",
+    "is_mps_available",
+    "is_musa_available",
+    "is_npu_available",
+    "is_npu_support_full_precision",
+    "resolve_device",
+]
