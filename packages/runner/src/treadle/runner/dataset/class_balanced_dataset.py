@@ -3,7 +3,6 @@ sampling, https://arxiv.org/abs/1908.03195)."""
 
 from __future__ import annotations
 
-import copy
 import math
 from collections import Counter
 from typing import Any
@@ -13,11 +12,11 @@ from treadle.runner.registry import DATASETS
 from .base_dataset import BaseDataset
 from .full_init import force_full_init
 from .indices import checked_index
-from .wrapped import build_inner_dataset, no_subset, warn_lazy_access
+from .wrapped import CopiedMetainfo, build_inner_dataset, no_subset, warn_lazy_access
 
 
 @DATASETS.register_module()
-class ClassBalancedDataset:
+class ClassBalancedDataset(CopiedMetainfo):
     """Each item appears ``ceil(r)`` times, where ``r`` is the largest repeat factor of its
     categories and a category seen in a fraction ``f`` of the items has the factor
     ``max(1, sqrt(oversample_thr / f))``. The inner dataset must implement ``get_cat_ids``.
@@ -38,11 +37,6 @@ class ClassBalancedDataset:
         self._fully_initialized = False
         if not lazy_init:
             self.full_init()
-
-    @property
-    def metainfo(self) -> dict:
-        """A deep copy of the inner dataset's meta information."""
-        return copy.deepcopy(self._metainfo)
 
     def full_init(self) -> None:
         if self._fully_initialized:

@@ -14,7 +14,7 @@ from treadle.runner.registry import DATASETS
 from .base_dataset import BaseDataset
 from .full_init import force_full_init
 from .indices import checked_index
-from .wrapped import build_inner_dataset, no_subset, warn_lazy_access
+from .wrapped import CopiedMetainfo, build_inner_dataset, no_subset, warn_lazy_access
 
 
 def _same_value(first: Any, other: Any) -> bool:
@@ -24,7 +24,7 @@ def _same_value(first: Any, other: Any) -> bool:
 
 
 @DATASETS.register_module()
-class ConcatDataset(_TorchConcatDataset):
+class ConcatDataset(CopiedMetainfo, _TorchConcatDataset):
     """The items of ``datasets`` end to end. Their meta information must agree, except the
     keys listed in ``ignore_keys``; the first dataset's is the concatenation's.
 
@@ -85,13 +85,6 @@ class ConcatDataset(_TorchConcatDataset):
                         f"({metainfo[key]!r}) differs from dataset 1's ({first[key]!r}); "
                         "list the key in ignore_keys if that is intended"
                     )
-
-    @property
-    def metainfo(self) -> dict:
-        """A deep copy of the first dataset's meta information."""
-        import copy
-
-        return copy.deepcopy(self._metainfo)
 
     def full_init(self) -> None:
         if self._fully_initialized:

@@ -3,7 +3,6 @@ epochs when the dataset is small."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from treadle.runner.registry import DATASETS
@@ -11,11 +10,11 @@ from treadle.runner.registry import DATASETS
 from .base_dataset import BaseDataset
 from .full_init import force_full_init
 from .indices import checked_index
-from .wrapped import build_inner_dataset, no_subset, warn_lazy_access
+from .wrapped import CopiedMetainfo, build_inner_dataset, no_subset, warn_lazy_access
 
 
 @DATASETS.register_module()
-class RepeatDataset:
+class RepeatDataset(CopiedMetainfo):
     """Item ``i`` is the inner dataset's item ``i % len(dataset)``; the length is
     ``times * len(dataset)``.
 
@@ -32,11 +31,6 @@ class RepeatDataset:
         self._fully_initialized = False
         if not lazy_init:
             self.full_init()
-
-    @property
-    def metainfo(self) -> dict:
-        """A deep copy of the inner dataset's meta information."""
-        return copy.deepcopy(self._metainfo)
 
     def full_init(self) -> None:
         if self._fully_initialized:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -40,3 +41,14 @@ def no_subset(wrapper: object) -> NotImplementedError:
         f"{type(wrapper).__name__} does not support get_subset and get_subset_; take the "
         "subset of the datasets it wraps instead"
     )
+
+
+class CopiedMetainfo:
+    """The wrappers' ``metainfo``: a deep copy of what they keep in ``_metainfo``, so a caller
+    that edits it changes nothing inside the dataset."""
+
+    _metainfo: dict
+
+    @property
+    def metainfo(self) -> dict:
+        return copy.deepcopy(self._metainfo)
