@@ -52,9 +52,11 @@ def test_reads_items_and_joins_prefixes(tmp_path, serialize):
 
 def test_absolute_prefix_and_ann_file_ignore_data_root(tmp_path):
     ann = write_ann(tmp_path / "ann.json")
-    dataset = BaseDataset(ann, data_root="/elsewhere", data_prefix={"img_path": "s3://bucket/img"})
+    dataset = BaseDataset(
+        ann, data_root="/elsewhere", data_prefix={"img_path": "memory://bucket/img"}
+    )
     assert dataset.ann_file == ann
-    assert dataset[0]["img_path"] == "s3://bucket/img/0.png"
+    assert dataset[0]["img_path"] == "memory://bucket/img/0.png"
 
 
 def test_annotation_file_in_memory_filesystem():
