@@ -12,11 +12,11 @@ from treadle.runner.registry import DATASETS
 from .base_dataset import BaseDataset
 from .full_init import force_full_init
 from .indices import checked_index
-from .wrapped import CopiedMetainfo, build_inner_dataset, no_subset, warn_lazy_access
+from .wrapped import IndexMappedWrapper, build_inner_dataset, no_subset
 
 
 @DATASETS.register_module()
-class ClassBalancedDataset(CopiedMetainfo):
+class ClassBalancedDataset(IndexMappedWrapper):
     """Each item appears ``ceil(r)`` times, where ``r`` is the largest repeat factor of its
     categories and a category seen in a fraction ``f`` of the items has the factor
     ``max(1, sqrt(oversample_thr / f))``. The inner dataset must implement ``get_cat_ids``.
@@ -61,20 +61,6 @@ class ClassBalancedDataset(CopiedMetainfo):
     @force_full_init
     def _get_ori_dataset_idx(self, idx: int) -> int:
         return self.repeat_indices[checked_index(idx, len(self.repeat_indices), self)]
-
-    @force_full_init
-    def get_cat_ids(self, idx: int) -> list[int]:
-        return self.dataset.get_cat_ids(self._get_ori_dataset_idx(idx))
-
-    @force_full_init
-    def get_data_info(self, idx: int) -> dict:
-        return self.dataset.get_data_info(self._get_ori_dataset_idx(idx))
-
-    def __getitem__(self, idx: int) -> Any:
-        if not self._fully_initialized:
-            warn_lazy_access(self)
-            self.full_init()
-        return self.dataset[self._get_ori_dataset_idx(idx)]
 
     @force_full_init
     def __len__(self) -> int:

@@ -10,11 +10,11 @@ from treadle.runner.registry import DATASETS
 from .base_dataset import BaseDataset
 from .full_init import force_full_init
 from .indices import checked_index
-from .wrapped import CopiedMetainfo, build_inner_dataset, no_subset, warn_lazy_access
+from .wrapped import IndexMappedWrapper, build_inner_dataset, no_subset
 
 
 @DATASETS.register_module()
-class RepeatDataset(CopiedMetainfo):
+class RepeatDataset(IndexMappedWrapper):
     """Item ``i`` is the inner dataset's item ``i % len(dataset)``; the length is
     ``times * len(dataset)``.
 
@@ -42,21 +42,6 @@ class RepeatDataset(CopiedMetainfo):
     @force_full_init
     def _get_ori_dataset_idx(self, idx: int) -> int:
         return checked_index(idx, len(self), self) % self._ori_len
-
-    @force_full_init
-    def get_cat_ids(self, idx: int) -> list[int]:
-        """The inner dataset's category ids of item ``idx`` (so that wrappers nest)."""
-        return self.dataset.get_cat_ids(self._get_ori_dataset_idx(idx))
-
-    @force_full_init
-    def get_data_info(self, idx: int) -> dict:
-        return self.dataset.get_data_info(self._get_ori_dataset_idx(idx))
-
-    def __getitem__(self, idx: int) -> Any:
-        if not self._fully_initialized:
-            warn_lazy_access(self)
-            self.full_init()
-        return self.dataset[self._get_ori_dataset_idx(idx)]
 
     @force_full_init
     def __len__(self) -> int:

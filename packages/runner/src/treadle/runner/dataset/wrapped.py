@@ -11,6 +11,7 @@ from treadle.logging import print_log
 from treadle.runner.registry import DATASETS
 
 from .base_dataset import BaseDataset
+from .full_init import force_full_init
 
 
 def build_inner_dataset(dataset: Any, wrapper: str, where: str = "dataset") -> BaseDataset:
@@ -52,3 +53,32 @@ class CopiedMetainfo:
     @property
     def metainfo(self) -> dict:
         return copy.deepcopy(self._metainfo)
+
+
+class IndexMappedWrapper(CopiedMetainfo):
+    """A wrapper whose item ``idx`` is item ``_get_ori_dataset_idx(idx)`` of ``self.dataset``
+    (RepeatDataset, ClassBalancedDataset): the lookups that follow from that mapping."""
+
+    dataset: Any
+    _fully_initialized: bool
+
+    def _get_ori_dataset_idx(self, idx: int) -> int:
+        raise NotImplementedError
+
+    def full_init(self) -> None:
+        raise NotImplementedError
+
+    @force_full_init
+    def get_cat_ids(self, idx: int) -> list[int]:
+        """The inner dataset's category ids of item ``idx`` (so that wrappers nest)."""
+        return self.dataset.get_cat_ids(self._get_ori_dataset_idx(idx))
+
+    @force_full_init
+    def get_data_info(self, idx: int) -> dict:
+        return self.dataset.get_data_info(self._get_ori_dataset_idx(idx))
+
+    def __getitem__(self, idx: int) -> Any:
+        if not self._fully_initialized:
+            warn_lazy_access(self)
+            self.full_init()
+        return self.dataset[self._get_ori_dataset_idx(idx)]
