@@ -1,3 +1,55 @@
-"""treadle.runner: the training engine: Runner, model, optim, hooks, loops, evaluator."""
+"""treadle.runner: the training engine: Runner, model, optim, hooks, loops, evaluator.
+
+Like ``mmengine.runner``, this package also offers the checkpoint functions
+(``treadle.runner.load_checkpoint``...) and ``autocast``. They are imported on first access, so
+``import treadle.runner.registry`` does not pay for torch.
+
+Example:
+    >>> from treadle.runner import autocast, save_checkpoint
+    >>> autocast.__module__
+    'treadle.runner.device.autocast'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
+
+# The names of ``mmengine.runner`` that live in a subpackage here, by the subpackage.
+_REEXPORTS = {
+    "treadle.runner.checkpoint": (
+        "CheckpointLoader",
+        "_load_checkpoint",
+        "_load_checkpoint_to_model",
+        "_load_checkpoint_with_prefix",
+        "find_latest_checkpoint",
+        "get_deprecated_model_names",
+        "get_external_models",
+        "get_mmcls_models",
+        "get_state_dict",
+        "get_torchvision_models",
+        "load_checkpoint",
+        "load_state_dict",
+        "save_checkpoint",
+        "weights_to_cpu",
+    ),
+    "treadle.runner.device": ("autocast",),
+}
+_MODULE_OF = {name: module for module, names in _REEXPORTS.items() for name in names}
+
+__all__ = ["__version__", *sorted(_MODULE_OF)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULE_OF))

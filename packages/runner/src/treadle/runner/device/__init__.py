@@ -12,6 +12,7 @@ installed and a question needs them.
 
 from __future__ import annotations
 
+from .autocast import autocast
 from .availability import (
     get_device,
     is_cuda_available,
@@ -27,6 +28,7 @@ from .resolve import KNOWN_DEVICE_TYPES, resolve_device
 
 __all__ = [
     "KNOWN_DEVICE_TYPES",
+    "autocast",
     "get_device",
     "get_max_cuda_memory",
     "get_max_musa_memory",

@@ -116,6 +116,9 @@ def build_scheduler_from_cfg(
     if not args.pop("convert_to_iter_based", False):
         if scope is not None:
             args["_scope_"] = scope
+        # The runner passes epoch_length to every scheduler; only a conversion uses it.
+        if default_args is not None and "epoch_length" in default_args:
+            default_args = {k: v for k, v in default_args.items() if k != "epoch_length"}
         return build_from_cfg(args, registry, default_args)
     with registry.switch_scope_and_registry(scope) as scoped:
         scheduler_type = args.pop("type", None)

@@ -17,6 +17,8 @@ from .build_functions import build_model_from_cfg, build_runner_from_cfg, build_
 
 _DATASET = "treadle.runner.dataset"
 _EVALUATOR = "treadle.runner.evaluator"
+_MODEL = "treadle.runner.model"
+_OPTIM = "treadle.runner.optim"
 
 # Runners, and the constructors that make a runner from a config.
 RUNNERS = Registry("runner", build_func=build_runner_from_cfg, scope="treadle")
@@ -34,16 +36,23 @@ DATA_SAMPLERS = Registry("data sampler", scope="treadle", locations=[_DATASET])
 TRANSFORMS = Registry("transform", scope="treadle", locations=[_DATASET])
 
 # Models: ``build`` of a list gives an ``nn.Sequential`` of the built modules.
-MODELS = Registry("model", build_func=build_model_from_cfg, scope="treadle")
-MODEL_WRAPPERS = Registry("model_wrapper", scope="treadle")
-WEIGHT_INITIALIZERS = Registry("weight initializer", scope="treadle")
+MODELS = Registry("model", build_func=build_model_from_cfg, scope="treadle", locations=[_MODEL])
+# FSDP's wrapper has a location of its own: it is imported only when a wrapper is built.
+MODEL_WRAPPERS = Registry(
+    "model_wrapper",
+    scope="treadle",
+    locations=[_MODEL, "treadle.runner.model.wrappers.fully_sharded"],
+)
+WEIGHT_INITIALIZERS = Registry("weight initializer", scope="treadle", locations=[_MODEL])
 
 # Optimization.
-OPTIMIZERS = Registry("optimizer", scope="treadle")
-OPTIM_WRAPPERS = Registry("optim_wrapper", scope="treadle")
-OPTIM_WRAPPER_CONSTRUCTORS = Registry("optimizer wrapper constructor", scope="treadle")
+OPTIMIZERS = Registry("optimizer", scope="treadle", locations=[_OPTIM])
+OPTIM_WRAPPERS = Registry("optim_wrapper", scope="treadle", locations=[_OPTIM])
+OPTIM_WRAPPER_CONSTRUCTORS = Registry(
+    "optimizer wrapper constructor", scope="treadle", locations=[_OPTIM]
+)
 PARAM_SCHEDULERS = Registry(
-    "parameter scheduler", build_func=build_scheduler_from_cfg, scope="treadle"
+    "parameter scheduler", build_func=build_scheduler_from_cfg, scope="treadle", locations=[_OPTIM]
 )
 
 # Evaluation.
@@ -55,4 +64,6 @@ TASK_UTILS = Registry("task util", scope="treadle")
 LOG_PROCESSORS = Registry("log_processor", scope="treadle")
 INFERENCERS = Registry("inferencer", scope="treadle")
 # Plain functions, such as the collate functions of data loaders.
-FUNCTIONS = Registry("function", scope="treadle", locations=[_DATASET])
+# The checkpoint functions are here too, for Pretrained weight init (a higher layer than
+# treadle.runner.checkpoint, which it must not import).
+FUNCTIONS = Registry("function", scope="treadle", locations=[_DATASET, "treadle.runner.checkpoint"])

@@ -1,0 +1,90 @@
+"""BaseDataPreprocessor: moves what the data loader gives to the model's device."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+import torch.nn as nn
+
+from treadle.runner.registry import MODELS
+from treadle.runner.structures import BaseDataElement
+
+from .device_moves import accelerator_device, device_of_to_args
+
+
+@MODELS.register_module()
+class BaseDataPreprocessor(nn.Module):
+    """Move a batch (tensors and data elements inside dicts, lists, tuples and namedtuples) to
+    the device the preprocessor was moved to; subclasses add normalization, batching, mixup...
+
+    Args:
+        non_blocking: copy to the device without waiting (useful from pinned memory).
+
+    Example:
+        >>> preprocessor = BaseDataPreprocessor()
+        >>> batch = preprocessor({'inputs': [torch.ones(2)], 'data_samples': None})
+        >>> batch['inputs'][0].device
+        device(type='cpu')
+    """
+
+    def __init__(self, non_blocking: bool | None = False) -> None:
+        super().__init__()
+        self._non_blocking = bool(non_blocking)
+        self._device = torch.device("cpu")
+
+    @property
+    def device(self) -> torch.device:
+        """Where :meth:`cast_data` puts tensors: the device of the last move (CPU at first)."""
+        return self._device
+
+    def cast_data(self, data: Any) -> Any:
+        """``data`` with every tensor and BaseDataElement in it moved to :attr:`device`;
+        mappings come back as dicts, sequences as the same type, anything else unchanged."""
+        if isinstance(data, (torch.Tensor, BaseDataElement)):
+            return data.to(self._device, non_blocking=self._non_blocking)
+        if isinstance(data, Mapping):
+            return {key: self.cast_data(value) for key, value in data.items()}
+        if isinstance(data, (str, bytes)) or data is None:
+            return data
+        if isinstance(data, tuple) and hasattr(data, "_fields"):  # a namedtuple
+            return type(data)(*(self.cast_data(item) for item in data))
+        if isinstance(data, Sequence):
+            return type(data)(self.cast_data(item) for item in data)  # type: ignore[call-arg]
+        return data
+
+    def forward(self, data: Any, training: bool = False) -> Any:
+        """The batch on :attr:`device`; ``training`` lets subclasses augment only in training."""
+        return self.cast_data(data)
+
+    # Every way of moving a module also moves where batches go.
+
+    def to(self, *args: Any, **kwargs: Any) -> BaseDataPreprocessor:
+        device = device_of_to_args(*args, **kwargs)
+        if device is not None:
+            self._device = device
+        return super().to(*args, **kwargs)
+
+    def cuda(self, device: int | str | torch.device | None = None) -> BaseDataPreprocessor:
+        return self._to_accelerator("cuda", device)
+
+    def npu(self, device: int | str | torch.device | None = None) -> BaseDataPreprocessor:
+        return self._to_accelerator("npu", device)
+
+    def mlu(self, device: int | str | torch.device | None = None) -> BaseDataPreprocessor:
+        return self._to_accelerator("mlu", device)
+
+    def musa(self, device: int | str | torch.device | None = None) -> BaseDataPreprocessor:
+        return self._to_accelerator("musa", device)
+
+    def cpu(self, *args: Any, **kwargs: Any) -> BaseDataPreprocessor:
+        self._device = torch.device("cpu")
+        return super().cpu()
+
+    def _to_accelerator(
+        self, device_type: str, device: int | str | torch.device | None
+    ) -> BaseDataPreprocessor:
+        target = accelerator_device(device_type, device)
+        self._device = target
+        return super().to(target)

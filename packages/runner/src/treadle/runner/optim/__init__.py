@@ -1,0 +1,108 @@
+"""treadle.runner.optim: optimizer wrappers (AMP, accumulation, clipping), optimizers and their
+constructors (paramwise settings), parameter schedulers.
+
+The API follows MMEngine 0.10's ``mmengine.optim``: ``from mmengine.optim import OptimWrapper``
+becomes ``from treadle.runner.optim import OptimWrapper``. Importing this package registers the
+built-in optimizers, wrappers, constructors and schedulers in treadle.runner.registry.
+"""
+
+from typing import Any
+
+from .optimizer import (
+    OPTIM_WRAPPER_CONSTRUCTORS,
+    OPTIMIZERS,
+    AmpOptimWrapper,
+    ApexOptimWrapper,
+    BaseOptimWrapper,
+    DefaultOptimWrapperConstructor,
+    OptimWrapper,
+    OptimWrapperDict,
+    build_optim_wrapper,
+)
+from .scheduler import (
+    ConstantLR,
+    ConstantMomentum,
+    ConstantParamScheduler,
+    CosineAnnealingLR,
+    CosineAnnealingMomentum,
+    CosineAnnealingParamScheduler,
+    CosineRestartLR,
+    CosineRestartMomentum,
+    CosineRestartParamScheduler,
+    ExponentialLR,
+    ExponentialMomentum,
+    ExponentialParamScheduler,
+    LinearLR,
+    LinearMomentum,
+    LinearParamScheduler,
+    MultiStepLR,
+    MultiStepMomentum,
+    MultiStepParamScheduler,
+    OneCycleLR,
+    OneCycleParamScheduler,
+    PolyLR,
+    PolyMomentum,
+    PolyParamScheduler,
+    ReduceOnPlateauLR,
+    ReduceOnPlateauMomentum,
+    ReduceOnPlateauParamScheduler,
+    StepLR,
+    StepMomentum,
+    StepParamScheduler,
+    _ParamScheduler,
+    check_schedulers_match_loop,
+)
+
+__all__ = [
+    "OPTIMIZERS",
+    "OPTIM_WRAPPER_CONSTRUCTORS",
+    "AmpOptimWrapper",
+    "ApexOptimWrapper",
+    "BaseOptimWrapper",
+    "ConstantLR",
+    "ConstantMomentum",
+    "ConstantParamScheduler",
+    "CosineAnnealingLR",
+    "CosineAnnealingMomentum",
+    "CosineAnnealingParamScheduler",
+    "CosineRestartLR",
+    "CosineRestartMomentum",
+    "CosineRestartParamScheduler",
+    "DefaultOptimWrapperConstructor",
+    "ExponentialLR",
+    "ExponentialMomentum",
+    "ExponentialParamScheduler",
+    "LinearLR",
+    "LinearMomentum",
+    "LinearParamScheduler",
+    "MultiStepLR",
+    "MultiStepMomentum",
+    "MultiStepParamScheduler",
+    "OneCycleLR",
+    "OneCycleParamScheduler",
+    "OptimWrapper",
+    "OptimWrapperDict",
+    "PolyLR",
+    "PolyMomentum",
+    "PolyParamScheduler",
+    "ReduceOnPlateauLR",
+    "ReduceOnPlateauMomentum",
+    "ReduceOnPlateauParamScheduler",
+    "StepLR",
+    "StepMomentum",
+    "StepParamScheduler",
+    "ZeroRedundancyOptimizer",
+    "_ParamScheduler",
+    "build_optim_wrapper",
+    "check_schedulers_match_loop",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # ZeroRedundancyOptimizer imports torch.distributed.optim (about half a second):
+    # it is loaded on first access.
+    if name == "ZeroRedundancyOptimizer":
+        from .optimizer.zero_optimizer import ZeroRedundancyOptimizer
+
+        return ZeroRedundancyOptimizer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,36 @@
+"""treadle.runner.optim.optimizer: optimizer wrappers, the optimizers registered by name, the
+constructors that turn a config and a model into an optimizer wrapper, and build_optim_wrapper.
+"""
+
+from typing import Any
+
+from .amp_optimizer_wrapper import AmpOptimWrapper
+from .apex_optimizer_wrapper import ApexOptimWrapper
+from .base import BaseOptimWrapper
+from .builder import OPTIM_WRAPPER_CONSTRUCTORS, OPTIMIZERS, build_optim_wrapper
+from .default_constructor import DefaultOptimWrapperConstructor
+from .optimizer_wrapper import OptimWrapper
+from .optimizer_wrapper_dict import OptimWrapperDict
+
+__all__ = [
+    "OPTIMIZERS",
+    "OPTIM_WRAPPER_CONSTRUCTORS",
+    "AmpOptimWrapper",
+    "ApexOptimWrapper",
+    "BaseOptimWrapper",
+    "DefaultOptimWrapperConstructor",
+    "OptimWrapper",
+    "OptimWrapperDict",
+    "ZeroRedundancyOptimizer",
+    "build_optim_wrapper",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # ZeroRedundancyOptimizer imports torch.distributed.optim (about half a second):
+    # it is loaded on first access.
+    if name == "ZeroRedundancyOptimizer":
+        from .zero_optimizer import ZeroRedundancyOptimizer
+
+        return ZeroRedundancyOptimizer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

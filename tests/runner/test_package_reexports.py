@@ -1,0 +1,28 @@
+"""treadle.runner offers mmengine.runner's checkpoint functions and autocast, loaded lazily."""
+
+import subprocess
+import sys
+
+import pytest
+
+import treadle.runner
+import treadle.runner.checkpoint
+import treadle.runner.device
+
+
+@pytest.mark.parametrize("name", [n for n in treadle.runner.__all__ if n != "__version__"])
+def test_each_reexport_is_the_subpackage_object(name):
+    source = treadle.runner.device if name == "autocast" else treadle.runner.checkpoint
+    assert getattr(treadle.runner, name) is getattr(source, name)
+    assert name in dir(treadle.runner)
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="has no attribute 'Runnr'"):
+        treadle.runner.Runnr  # noqa: B018
+
+
+def test_importing_the_package_loads_no_torch():
+    code = "import sys, treadle.runner; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
