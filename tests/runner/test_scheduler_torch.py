@@ -102,54 +102,44 @@ def test_values_change_at_all():
     assert values[14] == pytest.approx([0.025, 0.0125])
 
 
-def test_reduce_on_plateau_same_as_torch():
-    metrics = [1.0, 0.9, 0.95, 0.95, 0.95, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9] * 8
+def plateau_lrs(metrics, monitor: str, torch_kwargs, our_kwargs) -> list[list[float]]:
+    """Step PyTorch's ReduceLROnPlateau and ours with the same metrics, one epoch at a time, and
+    check that they agree; the learning rates after each epoch."""
     torch_opt, our_opt = make_sgd(), make_sgd()
-    theirs = torch_sched.ReduceLROnPlateau(
-        torch_opt, mode="min", factor=0.5, patience=2, threshold=0.01, cooldown=1, min_lr=0.01
-    )
-    mine = ours.ReduceOnPlateauLR(
-        our_opt,
-        rule="less",
-        factor=0.5,
-        patience=2,
-        threshold=0.01,
-        cooldown=1,
-        min_value=0.01,
-        monitor="loss",
-    )
-    seen = set()
+    theirs = torch_sched.ReduceLROnPlateau(torch_opt, **torch_kwargs)
+    mine = ours.ReduceOnPlateauLR(our_opt, monitor=monitor, **our_kwargs)
+    history = []
     for epoch, metric in enumerate(metrics):
         torch_opt.step()
         our_opt.step()
         theirs.step(metric)
         mine.step()  # the end of a training epoch: counted only
-        mine.step({"loss": metric})
+        mine.step({monitor: metric})
         want = [group["lr"] for group in torch_opt.param_groups]
         assert mine.get_last_value() == pytest.approx(want, rel=1e-12), f"epoch {epoch}"
-        seen.add(tuple(want))
+        history.append(want)
+    return history
+
+
+def test_reduce_on_plateau_same_as_torch():
+    metrics = [1.0, 0.9, 0.95, 0.95, 0.95, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9] * 8
+    history = plateau_lrs(
+        metrics,
+        "loss",
+        dict(mode="min", factor=0.5, patience=2, threshold=0.01, cooldown=1, min_lr=0.01),
+        dict(rule="less", factor=0.5, patience=2, threshold=0.01, cooldown=1, min_value=0.01),
+    )
+    seen = {tuple(values) for values in history}
     assert len(seen) > 3  # it did reduce, several times, down to the floor
     assert min(min(values) for values in seen) == pytest.approx(0.01)
 
 
 def test_reduce_on_plateau_greater_abs_same_as_torch():
     metrics = [0.5, 0.6, 0.6, 0.61, 0.6, 0.6, 0.7, 0.7, 0.7, 0.7] * 5
-    torch_opt, our_opt = make_sgd(), make_sgd()
-    theirs = torch_sched.ReduceLROnPlateau(
-        torch_opt, mode="max", factor=0.1, patience=1, threshold=0.05, threshold_mode="abs"
+    history = plateau_lrs(
+        metrics,
+        "acc",
+        dict(mode="max", factor=0.1, patience=1, threshold=0.05, threshold_mode="abs"),
+        dict(rule="greater", factor=0.1, patience=1, threshold=0.05, threshold_rule="abs"),
     )
-    mine = ours.ReduceOnPlateauLR(
-        our_opt,
-        rule="greater",
-        factor=0.1,
-        patience=1,
-        threshold=0.05,
-        threshold_rule="abs",
-        monitor="acc",
-    )
-    for epoch, metric in enumerate(metrics):
-        theirs.step(metric)
-        mine.step({"acc": metric})
-        want = [group["lr"] for group in torch_opt.param_groups]
-        assert mine.get_last_value() == pytest.approx(want, rel=1e-12), f"epoch {epoch}"
-    assert mine.get_last_value()[0] < 1e-6
+    assert history[-1][0] < 1e-6

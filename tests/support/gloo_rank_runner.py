@@ -23,6 +23,8 @@ import treadle.dist as dist
 
 
 def load_scenarios(path):
+    # Scenario files import helpers that sit next to them (tests/dist/workers/parity_common.py).
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     spec = importlib.util.spec_from_file_location("scenarios", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

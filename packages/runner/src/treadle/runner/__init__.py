@@ -12,8 +12,7 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from treadle.runner.utils.lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
@@ -42,13 +41,7 @@ _MODULE_OF = {name: module for module, names in _REEXPORTS.items() for name in n
 __all__ = ["__version__", *sorted(_MODULE_OF)]
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _MODULE_OF)
 
 
 def __dir__() -> list[str]:

@@ -6,8 +6,7 @@ becomes ``from treadle.runner.model import BaseModel``. Importing this package r
 built-in models, wrappers and weight initializers in treadle.runner.registry.
 """
 
-from typing import Any
-
+from ..utils.lazy import lazy_attributes
 from .averaged import (
     BaseAveragedModel,
     ExponentialMovingAverage,
@@ -98,11 +97,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # MMFullyShardedDataParallel imports torch.distributed.fsdp (about half a second):
-    # it is loaded on first access.
-    if name == "MMFullyShardedDataParallel":
-        from .wrappers.fully_sharded import MMFullyShardedDataParallel
-
-        return MMFullyShardedDataParallel
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# MMFullyShardedDataParallel imports torch.distributed.fsdp (about half a second): it is loaded on
+# first access.
+__getattr__ = lazy_attributes(__name__, {"MMFullyShardedDataParallel": ".wrappers.fully_sharded"})

@@ -6,8 +6,7 @@ becomes ``from treadle.runner.optim import OptimWrapper``. Importing this packag
 built-in optimizers, wrappers, constructors and schedulers in treadle.runner.registry.
 """
 
-from typing import Any
-
+from ..utils.lazy import lazy_attributes
 from .optimizer import (
     OPTIM_WRAPPER_CONSTRUCTORS,
     OPTIMIZERS,
@@ -98,11 +97,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # ZeroRedundancyOptimizer imports torch.distributed.optim (about half a second):
-    # it is loaded on first access.
-    if name == "ZeroRedundancyOptimizer":
-        from .optimizer.zero_optimizer import ZeroRedundancyOptimizer
-
-        return ZeroRedundancyOptimizer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# ZeroRedundancyOptimizer imports torch.distributed.optim (about half a second): it is loaded on
+# first access.
+__getattr__ = lazy_attributes(__name__, {"ZeroRedundancyOptimizer": ".optimizer.zero_optimizer"})

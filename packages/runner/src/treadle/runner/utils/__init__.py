@@ -10,9 +10,8 @@ drawn on a terminal.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .deprecation import deprecated_api_warning, deprecated_function
+from .lazy import lazy_attributes
 from .objects import apply_to, get_object_from_string, has_method, is_method_overridden
 from .packages import get_installed_path, is_installed
 from .paths import check_file_exist, fopen, is_abs, is_filepath, mkdir_or_exist, scandir, symlink
@@ -86,10 +85,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # treadle.config (and its YAML loader) is loaded only by the one helper that lives there.
-    if name == "import_modules_from_strings":
-        from treadle.config import import_modules_from_strings
-
-        return import_modules_from_strings
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# treadle.config (and its YAML loader) is loaded only by the one helper that lives there.
+__getattr__ = lazy_attributes(__name__, {"import_modules_from_strings": "treadle.config"})

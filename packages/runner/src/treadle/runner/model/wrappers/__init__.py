@@ -3,8 +3,7 @@ and test steps the runner's loops call, and ``is_model_wrapper``."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from ...utils.lazy import lazy_attributes
 from .distributed import MMDistributedDataParallel
 from .separate_distributed import MMSeparateDistributedDataParallel
 from .utils import is_model_wrapper
@@ -17,11 +16,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # MMFullyShardedDataParallel imports torch.distributed.fsdp (about half a second):
-    # it is loaded on first access.
-    if name == "MMFullyShardedDataParallel":
-        from .fully_sharded import MMFullyShardedDataParallel
-
-        return MMFullyShardedDataParallel
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# MMFullyShardedDataParallel imports torch.distributed.fsdp (about half a second): it is loaded on
+# first access.
+__getattr__ = lazy_attributes(__name__, {"MMFullyShardedDataParallel": ".fully_sharded"})

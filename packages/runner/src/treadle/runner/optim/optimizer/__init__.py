@@ -2,8 +2,7 @@
 constructors that turn a config and a model into an optimizer wrapper, and build_optim_wrapper.
 """
 
-from typing import Any
-
+from ...utils.lazy import lazy_attributes
 from .amp_optimizer_wrapper import AmpOptimWrapper
 from .apex_optimizer_wrapper import ApexOptimWrapper
 from .base import BaseOptimWrapper
@@ -26,11 +25,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # ZeroRedundancyOptimizer imports torch.distributed.optim (about half a second):
-    # it is loaded on first access.
-    if name == "ZeroRedundancyOptimizer":
-        from .zero_optimizer import ZeroRedundancyOptimizer
-
-        return ZeroRedundancyOptimizer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# ZeroRedundancyOptimizer imports torch.distributed.optim (about half a second): it is loaded on
+# first access.
+__getattr__ = lazy_attributes(__name__, {"ZeroRedundancyOptimizer": ".zero_optimizer"})
