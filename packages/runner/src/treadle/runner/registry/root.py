@@ -21,14 +21,16 @@ _MODEL = "treadle.runner.model"
 _OPTIM = "treadle.runner.optim"
 
 # Runners, and the constructors that make a runner from a config.
-RUNNERS = Registry("runner", build_func=build_runner_from_cfg, scope="treadle")
+RUNNERS = Registry(
+    "runner", build_func=build_runner_from_cfg, scope="treadle", locations=["treadle.runner.runner"]
+)
 RUNNER_CONSTRUCTORS = Registry("runner constructor", scope="treadle")
 # Train, val and test loops.
-LOOPS = Registry("loop", scope="treadle")
+LOOPS = Registry("loop", scope="treadle", locations=["treadle.runner.loops"])
 # Hooks that run at the points of the loops.
-HOOKS = Registry("hook", scope="treadle")
+HOOKS = Registry("hook", scope="treadle", locations=["treadle.runner.hooks"])
 # How model and optimizer are placed and saved: single device, DDP, FSDP, DeepSpeed...
-STRATEGIES = Registry("strategy", scope="treadle")
+STRATEGIES = Registry("strategy", scope="treadle", locations=["treadle.runner.strategies"])
 
 # Data.
 DATASETS = Registry("dataset", scope="treadle", locations=[_DATASET])
@@ -61,7 +63,9 @@ EVALUATOR = Registry("evaluator", scope="treadle", locations=[_EVALUATOR])
 
 # Everything else a task needs: box coders, anchor generators...
 TASK_UTILS = Registry("task util", scope="treadle")
-LOG_PROCESSORS = Registry("log_processor", scope="treadle")
+LOG_PROCESSORS = Registry(
+    "log_processor", scope="treadle", locations=["treadle.runner.log_processor"]
+)
 INFERENCERS = Registry("inferencer", scope="treadle")
 # Plain functions, such as the collate functions of data loaders.
 # The checkpoint functions are here too, for Pretrained weight init (a higher layer than
