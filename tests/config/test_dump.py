@@ -135,3 +135,18 @@ def test_diff(data):
     assert any(line.startswith("-") and "FPN" in line for line in diff.splitlines())
     same = Config.fromfile(data / "simple.py")
     assert Config.diff(same, same) == ""
+
+
+def test_a_dumped_file_has_the_permissions_of_a_plain_write(data, tmp_path):
+    # Written under a temporary name and renamed, but readable like any file the user writes.
+    import os
+    import stat
+
+    umask = os.umask(0o022)
+    try:
+        out = tmp_path / "dumped.py"
+        Config.fromfile(data / "simple.py").dump(out)
+        assert stat.S_IMODE(out.stat().st_mode) == 0o644
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
+    finally:
+        os.umask(umask)

@@ -1,10 +1,13 @@
 """Fixtures shared by the tests of treadle-runner.
 
-The default scope is process-wide: each test starts with none and leaves none behind.
+The default scope is process-wide: each test starts with none and leaves none behind. The current
+logger is too: a Runner leaves its own (with a log file) current, so each test starts with a
+fresh one of its own.
 """
 
 import pytest
 
+from treadle.logging import MMLogger
 from treadle.registry import DefaultScope
 
 
@@ -13,3 +16,9 @@ def no_default_scope():
     DefaultScope._instance_dict.clear()
     yield
     DefaultScope._instance_dict.clear()
+
+
+@pytest.fixture(autouse=True)
+def fresh_current_logger(request):
+    MMLogger.get_instance(f"test:{request.node.nodeid}")
+    yield

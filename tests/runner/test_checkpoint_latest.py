@@ -85,3 +85,11 @@ def test_a_pointer_to_the_newest_is_returned_as_written(tmp_path, name):
     write(tmp_path, "epoch_6.pth", name)
     point(tmp_path, f"  {tmp_path / name}\n")
     assert find_latest_checkpoint(str(tmp_path)) == str(tmp_path / name)
+
+
+def test_a_local_pointer_may_name_a_checkpoint_on_another_backend(tmp_path):
+    # CheckpointHook(out_dir='s3://...') saves remotely and writes the pointer in work_dir too.
+    remote = "memory://latest-remote/run/epoch_3.pth"
+    save_checkpoint({"meta": {}, "w": torch.ones(2)}, remote)
+    point(tmp_path, remote)
+    assert find_latest_checkpoint(str(tmp_path)) == remote

@@ -144,9 +144,29 @@ class _Runner:
         return cls(cfg)
 
 
-def test_a_runner_is_built_by_from_cfg_with_the_whole_config():
+@pytest.fixture
+def toy_runner_as_default():
+    """_Runner registered as 'Runner' for one test; the real one is put back after it."""
+    RUNNERS.import_from_location()
+    real = RUNNERS.module_dict.get("Runner")
     RUNNERS.register_module(name="Runner", module=_Runner, force=True)
+    yield
+    RUNNERS.module_dict.pop("Runner")
+    if real is not None:
+        RUNNERS.register_module(name="Runner", module=real)
+
+
+def test_a_runner_is_built_by_from_cfg_with_the_whole_config(toy_runner_as_default):
     cfg = dict(work_dir="work_dirs/x", model=dict(type="M"))
+    runner = RUNNERS.build(cfg)
+    assert isinstance(runner, _Runner) and runner.cfg is cfg
+
+
+def test_a_config_object_builds_a_runner_as_a_dict_does(toy_runner_as_default):
+    # MMEngine projects' tools/train.py pass the Config itself: RUNNERS.build(cfg).
+    from treadle.config import Config
+
+    cfg = Config(dict(work_dir="work_dirs/x", model=dict(type="M")))
     runner = RUNNERS.build(cfg)
     assert isinstance(runner, _Runner) and runner.cfg is cfg
 

@@ -368,10 +368,10 @@ def _add_args(parser: Any, cfg: dict, prefix: str = "") -> None:
 
 
 def _write_atomically(path: str, text: str) -> None:
-    import tempfile
-
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
+    folder, name = os.path.split(os.path.abspath(path))
+    temp = os.path.join(folder, f".tmp-{os.urandom(6).hex()}-{name}")
+    # Mode 0o666 minus the umask, as a plain open(path, 'w') gives (mkstemp would give 0o600).
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)

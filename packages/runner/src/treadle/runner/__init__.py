@@ -1,8 +1,8 @@
 """treadle.runner: the training engine: Runner, model, optim, hooks, loops, evaluator.
 
-Like ``mmengine.runner``, this package also offers the checkpoint functions
-(``treadle.runner.load_checkpoint``...) and ``autocast``. They are imported on first access, so
-``import treadle.runner.registry`` does not pay for torch.
+Like ``mmengine.runner``, this package offers the Runner, its loops, the log processor, the
+checkpoint functions (``treadle.runner.load_checkpoint``...) and ``autocast``. They are imported
+on first access, so ``import treadle.runner.registry`` does not pay for torch.
 
 Example:
     >>> from treadle.runner import autocast, save_checkpoint
@@ -35,6 +35,22 @@ _REEXPORTS = {
         "weights_to_cpu",
     ),
     "treadle.runner.device": ("autocast",),
+    "treadle.runner.hooks.priority": ("Priority", "get_priority"),
+    "treadle.runner.log_processor": ("LogProcessor",),
+    "treadle.runner.loops": (
+        "BaseLoop",
+        "EpochBasedTrainLoop",
+        "IterBasedTrainLoop",
+        "NonFiniteLossError",
+        "TestLoop",
+        "ValLoop",
+    ),
+    "treadle.runner.runner": (
+        "FlexibleRunner",
+        "Runner",
+        "set_random_seed",
+        "turn_on_activation_checkpointing",
+    ),
 }
 _MODULE_OF = {name: module for module, names in _REEXPORTS.items() for name in names}
 

@@ -49,6 +49,11 @@ def _candidates(directory: str, local: bool) -> list[tuple[int, str]]:
     return sorted(found)
 
 
+def _is_local(path: str) -> bool:
+    # The pointer in a local work_dir may name a checkpoint on another backend (an S3 out_dir).
+    return isinstance(fileio.get_file_backend(path, enable_singleton=True), LocalBackend)
+
+
 def _read_pointer(directory: str) -> str | None:
     pointer = fileio.join_path(directory, POINTER)
     if not fileio.exists(pointer):
@@ -67,11 +72,11 @@ def find_latest_checkpoint(path: str) -> str | None:
     if not fileio.isdir(path):
         print_log("Did not find last_checkpoint to be resumed.", logger="current")
         return None
-    local = isinstance(fileio.get_file_backend(path, enable_singleton=True), LocalBackend)
+    local = _is_local(path)
     pointed = _read_pointer(path)
     candidates = _candidates(path, local)
     newest = candidates[-1] if candidates else None
-    if pointed is not None and fileio.isfile(pointed) and _is_complete(pointed, local):
+    if pointed is not None and fileio.isfile(pointed) and _is_complete(pointed, _is_local(pointed)):
         number = _number(pointed)
         if newest is None or number is None or number >= newest[0]:
             return pointed

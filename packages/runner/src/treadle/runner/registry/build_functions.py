@@ -17,6 +17,9 @@ from treadle.registry import Registry, build_from_cfg
 
 
 def _scope_and_args(cfg: Any) -> tuple[str | None, dict[str, Any]]:
+    # A treadle.config Config (what tools/train.py passes to RUNNERS.build) wraps its dict.
+    if not isinstance(cfg, Mapping) and isinstance(getattr(cfg, "_cfg_dict", None), Mapping):
+        cfg = cfg._cfg_dict
     if not isinstance(cfg, Mapping):
         raise TypeError(
             f"cfg must be a mapping such as a dict or a ConfigDict, got "

@@ -1,0 +1,439 @@
+"""What a training engine adds to each step, against plain PyTorch in the same run.
+
+The same MLP (benchmarks/mlp.py), the same ready-made batches served by the same kind of
+DataLoader, and the same SGD, trained by:
+
+- plain:     ``for batch in loader: loss = ...; loss.backward(); opt.step(); opt.zero_grad()``
+- treadle:   ``treadle.runner.Runner`` (default hooks on, LoggerHook interval 50)
+- mmengine:  ``mmengine.runner.Runner``, configured the same (where mmengine is installed)
+- lightning: ``lightning.Trainer`` with its defaults but no progress bar (the runners draw
+  none either), ``log_every_n_steps=50``, the loss logged with ``self.log`` (where lightning
+  is installed)
+
+Each side runs in its own thread and the threads take turns, one epoch each, handing a baton
+on at the start of each epoch: only one side runs at any time, and a busy spell of the machine
+falls on all of them alike. An epoch is timed from its start hook (which runs after every other
+``before_train_epoch`` hook) to its end hook (which runs before every other
+``after_train_epoch`` hook, so the checkpoint saved at the end of an epoch is not timed); the
+first epoch of each side is warm-up and not counted. The first quartile of the epoch times
+(other processes only ever add time) over the step count gives the time per step, and each
+engine's ratio to plain PyTorch is printed.
+
+    python benchmarks/runner_step_overhead.py [--epochs N] [--threads 1] [--sizes tiny big]
+    hatch run mmengine:python benchmarks/runner_step_overhead.py     # adds MMEngine
+    hatch run lightning:python benchmarks/runner_step_overhead.py    # adds Lightning
+    python benchmarks/runner_step_overhead.py --device cuda           # on a GPU
+
+Sizes: ``tiny`` is 32→64→10 with batch 64 (the engine's cost is most of a step), ``big``
+is 512→2048→10 with batch 64. Budgets for treadle: ≤ 1.05× and ≤ 1.01×.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import importlib.util
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+# One intra-op thread unless asked otherwise; set before torch starts its pool.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import torch
+from mlp import make_batch, make_mlp
+from torch import nn
+
+
+@dataclass(frozen=True)
+class Size:
+    """One model size of the benchmark."""
+
+    name: str
+    in_features: int
+    hidden: int
+    epochs: int
+    budget: float
+    # Short epochs let the sides take turns often; long ones keep the per-epoch work (a new
+    # DataLoader iterator, the epoch hooks) from weighing as it would not in a real training.
+    steps_per_epoch: int = 50
+    batch_size: int = 64
+    classes: int = 10
+
+
+SIZES = {
+    "tiny": Size("tiny", 32, 64, epochs=21, budget=1.05, steps_per_epoch=200),
+    "big": Size("big", 512, 2048, epochs=13, budget=1.01),
+}
+LOG_INTERVAL = 50
+LR, MOMENTUM = 0.01, 0.9
+
+
+def has(module: str) -> bool:
+    """Whether ``module`` (``package.module:Name`` for a name inside it) can be imported."""
+    module, _, name = module.partition(":")
+    try:
+        if importlib.util.find_spec(module) is None:
+            return False
+    except ModuleNotFoundError:
+        return False
+    if not name:
+        return True
+    try:
+        return hasattr(importlib.import_module(module), name)
+    except ImportError:
+        return False
+
+
+# --------------------------------------------------------------------------------------------
+# The data every side reads: ready-made batches, one per DataLoader item (no collation).
+
+
+class ReadyBatches(torch.utils.data.Dataset):
+    """``count`` batches made once; item ``i`` is batch ``i`` as a dict of tensors."""
+
+    def __init__(self, size: Size, count: int, device: str) -> None:
+        self.batches = []
+        for index in range(count):
+            inputs, targets = make_batch(
+                size.batch_size, size.in_features, size.classes, seed=index, device=device
+            )
+            self.batches.append({"inputs": inputs, "targets": targets})
+
+    def __len__(self) -> int:
+        return len(self.batches)
+
+    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
+        return self.batches[index]
+
+
+def only_item(items: list[Any]) -> Any:
+    return items[0]
+
+
+def make_loader(dataset: ReadyBatches) -> torch.utils.data.DataLoader:
+    # Batches of one item, which already is a batch: nothing is copied on the way. (MMEngine's
+    # loop needs a batch sampler, so batch_size=None would not do.)
+    return torch.utils.data.DataLoader(dataset, batch_size=1, shuffle=False, collate_fn=only_item)
+
+
+def make_model(size: Size, device: str) -> nn.Sequential:
+    return make_mlp(size.in_features, size.hidden, depth=1, classes=size.classes, device=device)
+
+
+def sgd(parameters: Any) -> torch.optim.SGD:
+    return torch.optim.SGD(parameters, lr=LR, momentum=MOMENTUM)
+
+
+# --------------------------------------------------------------------------------------------
+# Turns: only the thread holding the baton runs.
+
+
+class Baton:
+    """Round-robin turns between named threads."""
+
+    def __init__(self, names: list[str]) -> None:
+        self._order = list(names)
+        self._turn = 0
+        self._condition = threading.Condition()
+
+    def wait(self, name: str) -> None:
+        with self._condition:
+            self._condition.wait_for(lambda: self._order[self._turn] == name)
+
+    def pass_and_wait(self, name: str) -> None:
+        with self._condition:
+            self._turn = (self._turn + 1) % len(self._order)
+            self._condition.notify_all()
+            self._condition.wait_for(lambda: self._order[self._turn] == name)
+
+    def leave(self, name: str) -> None:
+        with self._condition:
+            index = self._order.index(name)
+            self._order.pop(index)
+            if self._order and (index < self._turn or self._turn >= len(self._order)):
+                self._turn = (self._turn - (index < self._turn)) % len(self._order)
+            self._condition.notify_all()
+
+
+@dataclass
+class EpochClock:
+    """Start and end of each epoch of one side, taking turns through the baton."""
+
+    name: str
+    baton: Baton
+    epochs: list[float] = field(default_factory=list)
+    _start: float = 0.0
+
+    def start(self) -> None:
+        self.baton.pass_and_wait(self.name)
+        self._start = time.perf_counter()
+
+    def end(self, device: str) -> None:
+        if device != "cpu":
+            torch.cuda.synchronize()
+        self.epochs.append(time.perf_counter() - self._start)
+
+
+# --------------------------------------------------------------------------------------------
+# The sides. Each ``run_*`` trains ``epochs`` epochs, calling clock.start/clock.end around each.
+
+
+def run_plain(size: Size, clock: EpochClock, epochs: int, device: str, work_dir: str) -> None:
+    model = make_model(size, device)
+    optimizer = sgd(model.parameters())
+    loader = make_loader(ReadyBatches(size, size.steps_per_epoch, device))
+    loss_fn = nn.functional.cross_entropy
+    for _ in range(epochs):
+        clock.start()
+        model.train()
+        for batch in loader:
+            loss = loss_fn(model(batch["inputs"]), batch["targets"])
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        clock.end(device)
+
+
+def runner_kwargs(size: Size, epochs: int, device: str, work_dir: str, name: str) -> dict:
+    """What the treadle and MMEngine runners are given: the same on both."""
+    return dict(
+        work_dir=os.path.join(work_dir, name),
+        train_dataloader=make_loader(ReadyBatches(size, size.steps_per_epoch, device)),
+        train_cfg=dict(by_epoch=True, max_epochs=epochs),
+        optim_wrapper=dict(optimizer=dict(type="SGD", lr=LR, momentum=MOMENTUM)),
+        default_hooks=dict(logger=dict(type="LoggerHook", interval=LOG_INTERVAL)),
+        experiment_name=f"bench-{name}-{size.name}-{uuid.uuid4().hex[:8]}",
+    )
+
+
+def clock_hooks(hook_base: type, clock: EpochClock, device: str) -> list[Any]:
+    """Two hooks on ``hook_base``: one starting the clock after every other
+    ``before_train_epoch`` hook, one stopping it before every other ``after_train_epoch``."""
+
+    class StartClock(hook_base):
+        priority = "LOWEST"
+
+        def before_train_epoch(self, runner: Any) -> None:
+            clock.start()
+
+    class StopClock(hook_base):
+        priority = "HIGHEST"
+
+        def after_train_epoch(self, runner: Any) -> None:
+            clock.end(device)
+
+    return [StartClock(), StopClock()]
+
+
+def engine_model(base_model: type, size: Size, device: str) -> nn.Module:
+    """The MLP inside the engine's BaseModel: ``forward(inputs, targets, mode)``."""
+
+    class MLP(base_model):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = make_model(size, device)
+
+        def forward(self, inputs: torch.Tensor, targets: torch.Tensor, mode: str = "tensor") -> Any:
+            logits = self.net(inputs)
+            if mode == "loss":
+                return {"loss": nn.functional.cross_entropy(logits, targets)}
+            return logits
+
+    return MLP()
+
+
+def run_treadle(size: Size, clock: EpochClock, epochs: int, device: str, work_dir: str) -> None:
+    from treadle.runner.hooks import Hook
+    from treadle.runner.model import BaseModel
+    from treadle.runner.runner import Runner
+
+    runner = Runner(
+        model=engine_model(BaseModel, size, device),
+        custom_hooks=clock_hooks(Hook, clock, device),
+        **runner_kwargs(size, epochs, device, work_dir, "treadle"),
+    )
+    runner.train()
+
+
+def run_mmengine(size: Size, clock: EpochClock, epochs: int, device: str, work_dir: str) -> None:
+    from mmengine.hooks import Hook
+    from mmengine.model import BaseModel
+    from mmengine.runner import Runner
+
+    runner = Runner(
+        model=engine_model(BaseModel, size, device),
+        custom_hooks=clock_hooks(Hook, clock, device),
+        **runner_kwargs(size, epochs, device, work_dir, "mmengine"),
+    )
+    runner.train()
+
+
+def run_lightning(size: Size, clock: EpochClock, epochs: int, device: str, work_dir: str) -> None:
+    import lightning
+
+    class MLP(lightning.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = make_model(size, device)
+
+        def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+            loss = nn.functional.cross_entropy(self.net(batch["inputs"]), batch["targets"])
+            self.log("loss", loss)
+            return loss
+
+        def configure_optimizers(self) -> torch.optim.Optimizer:
+            return sgd(self.parameters())
+
+    class Clock(lightning.Callback):
+        # User callbacks run before Lightning's own ModelCheckpoint, which saves at epoch end.
+        def on_train_epoch_start(self, trainer: Any, module: Any) -> None:
+            clock.start()
+
+        def on_train_epoch_end(self, trainer: Any, module: Any) -> None:
+            clock.end(device)
+
+    trainer = lightning.Trainer(
+        max_epochs=epochs,
+        accelerator="cpu" if device == "cpu" else "gpu",
+        devices=1,
+        default_root_dir=os.path.join(work_dir, "lightning"),
+        log_every_n_steps=LOG_INTERVAL,
+        callbacks=[Clock()],
+        enable_model_summary=False,
+        # The Runners print a line every 50 steps and draw no bar: neither does Lightning here.
+        enable_progress_bar=False,
+        num_sanity_val_steps=0,
+    )
+    trainer.fit(
+        MLP(), train_dataloaders=make_loader(ReadyBatches(size, size.steps_per_epoch, device))
+    )
+
+
+SIDES: dict[str, tuple[Callable[..., None], str]] = {
+    "plain": (run_plain, "torch"),
+    "treadle": (run_treadle, "treadle.runner.runner:Runner"),
+    "mmengine": (run_mmengine, "mmengine"),
+    "lightning": (run_lightning, "lightning"),
+}
+
+
+def available_sides(asked: list[str] | None) -> list[str]:
+    names = asked or list(SIDES)
+    found = []
+    for name in names:
+        if name not in SIDES:
+            raise SystemExit(f"unknown side {name!r}; choose from {', '.join(SIDES)}")
+        module = SIDES[name][1]
+        if has(module):
+            found.append(name)
+        else:
+            print(f"({name}: {module} is not installed here, skipped)")
+    if "plain" not in found:
+        found.insert(0, "plain")
+    return found
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def measure(size: Size, sides: list[str], epochs: int, threads: int, device: str) -> dict:
+    """Per-step seconds of each side: the first quartile of its epoch times after the first
+    (other processes only ever add time: the fast epochs are the engine's own cost), over the
+    epoch's steps."""
+    baton = Baton(sides)
+    clocks = {name: EpochClock(name, baton) for name in sides}
+    errors: dict[str, BaseException] = {}
+
+    with tempfile.TemporaryDirectory(prefix="treadle-bench-") as work_dir:
+
+        def body(name: str) -> None:
+            torch.set_num_threads(threads)
+            baton.wait(name)
+            try:
+                SIDES[name][0](size, clocks[name], epochs, device, work_dir)
+            except BaseException as error:  # reported after the other sides finish
+                errors[name] = error
+            finally:
+                baton.leave(name)
+
+        workers = [threading.Thread(target=body, args=(name,), name=name) for name in sides]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+
+    for name, error in errors.items():
+        print(f"{name} failed: {type(error).__name__}: {error}", file=sys.stderr)
+    per_step = {}
+    for name, clock in clocks.items():
+        if name in errors or len(clock.epochs) < 2:
+            continue
+        per_step[name] = quartile(clock.epochs[1:]) / size.steps_per_epoch
+    return per_step
+
+
+def quartile(values: list[float]) -> float:
+    """The first quartile (the median where there are too few values to cut in four)."""
+    if len(values) < 4:
+        return statistics.median(values)
+    return statistics.quantiles(values, n=4)[0]
+
+
+def report(size: Size, per_step: dict[str, float], device: str) -> bool:
+    """Print one size's table; False if treadle is over its budget."""
+    plain = per_step.get("plain")
+    title = f"{size.name} MLP {size.in_features}->{size.hidden}->{size.classes}"
+    print(f"\n{title}, batch {size.batch_size}, {size.steps_per_epoch} steps/epoch, {device}")
+    within = True
+    for name, seconds in per_step.items():
+        ratio = seconds / plain if plain else float("nan")
+        line = f"  {name:<10} {seconds * 1e6:10.1f} us/step   ratio {ratio:6.3f}"
+        if name == "treadle":
+            ok = ratio <= size.budget
+            within = within and ok
+            line += f"   budget {size.budget:.2f}x {'ok' if ok else 'OVER'}"
+        print(line)
+    return within
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--epochs",
+        type=int,
+        help="epochs per side, the first one warm-up (default: 21 of 200 steps for tiny, "
+        "13 of 50 steps for big)",
+    )
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
+    parser.add_argument("--sides", nargs="+", help=f"a subset of {', '.join(SIDES)}")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--check", action="store_true", help="exit 1 if treadle is over budget")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    sides = available_sides(args.sides)
+    print(f"torch {torch.__version__}, {args.threads} thread(s), sides: {', '.join(sides)}")
+    within = True
+    results = {}
+    for name in args.sizes:
+        size = SIZES[name]
+        with contextlib.redirect_stdout(sys.stderr):
+            # The engines' log lines go to stderr; the tables below stay on stdout.
+            epochs = args.epochs or size.epochs
+            results[name] = measure(size, sides, epochs, args.threads, args.device)
+    for name in args.sizes:
+        within = report(SIZES[name], results[name], args.device) and within
+    return 0 if within or not args.check else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

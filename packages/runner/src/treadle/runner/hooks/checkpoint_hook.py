@@ -1,0 +1,416 @@
+"""CheckpointHook: periodic, last and best checkpoints, on any treadle.fileio backend."""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from treadle import fileio
+from treadle.dist import is_main_process
+from treadle.logging import print_log
+
+from ..registry import HOOKS
+from .checkpoint_publish import publish_checkpoint, remove_checkpoint
+from .checkpoint_rules import INITIAL_SCORE, RULES, resolve_rules
+from .hook import DATA_BATCH, Hook
+
+POINTER = "last_checkpoint"
+
+
+def _as_names(value: Any, argument: str) -> list[str] | None:
+    """``value`` (None, a str or a sequence of str) as a list without duplicates."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise TypeError(
+            f"CheckpointHook: {argument} must be a str, a list of str or None, got {value!r}"
+        )
+    if len(set(value)) != len(value):
+        raise ValueError(f"CheckpointHook: {argument} names a key twice: {list(value)}")
+    return list(value)
+
+
+def _deprecated_client_args(file_client_args: dict | None, backend_args: dict | None) -> None:
+    if file_client_args is None:
+        return
+    print_log(
+        '"file_client_args" will be deprecated in future. Please use "backend_args" instead',
+        logger="current",
+        level=logging.WARNING,
+    )
+    if backend_args is not None:
+        raise ValueError('"file_client_args" and "backend_args" cannot be set at the same time.')
+
+
+@HOOKS.register_module()
+class CheckpointHook(Hook):
+    """Save checkpoints every ``interval`` epochs (or iterations), at the end of training, and
+    the best one by a validation metric.
+
+    Checkpoints go to ``runner.work_dir``, or to ``out_dir/<last folder of work_dir>`` on any
+    treadle.fileio backend (``s3://bucket/ckpts``); each save updates the ``last_checkpoint``
+    file in the work directory (and in the out_dir, so a run resumes from either).
+    ``max_keep_ckpts`` deletes the oldest periodic checkpoints; ``save_best`` keeps one
+    ``best_<metric>_<epoch|iter>_<n>.pth`` per named metric, the rule being 'greater', 'less'
+    or inferred from the metric's name. What it needs to go on after a resume (the kept steps,
+    the best scores and files) lives in the message hub, which checkpoints hold.
+
+    Example:
+        >>> default_hooks = dict(checkpoint=dict(
+        ...     type='CheckpointHook', interval=1, max_keep_ckpts=3,
+        ...     save_best=['accuracy/top1', 'loss'], rule=['greater', 'less']))
+        >>> CheckpointHook(interval=2, by_epoch=False, out_dir='s3://bucket/ckpts',
+        ...                published_keys=['meta', 'state_dict'])  # doctest: +ELLIPSIS
+        <...CheckpointHook object at ...>
+    """
+
+    out_dir: str
+    priority = "VERY_LOW"
+
+    # Downstream projects override these to teach the rule inference their metrics' names.
+    rule_map = RULES
+    init_value_map = INITIAL_SCORE
+    _default_greater_keys: ClassVar[list[str]] = [
+        "acc",
+        "top",
+        "AR@",
+        "auc",
+        "precision",
+        "mAP",
+        "mDice",
+        "mIoU",
+        "mAcc",
+        "aAcc",
+    ]
+    _default_less_keys: ClassVar[list[str]] = ["loss"]
+
+    def __init__(
+        self,
+        interval: int = -1,
+        by_epoch: bool = True,
+        save_optimizer: bool = True,
+        save_param_scheduler: bool = True,
+        out_dir: str | Path | None = None,
+        max_keep_ckpts: int = -1,
+        save_last: bool = True,
+        save_best: str | list[str] | None = None,
+        rule: str | list[str] | None = None,
+        greater_keys: Sequence[str] | None = None,
+        less_keys: Sequence[str] | None = None,
+        file_client_args: dict | None = None,
+        filename_tmpl: str | None = None,
+        backend_args: dict | None = None,
+        published_keys: str | list[str] | None = None,
+        save_begin: int = 0,
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(interval, int):
+            raise TypeError(f"CheckpointHook: interval must be an int, got {interval!r}")
+        if save_begin < 0:
+            raise ValueError(f"CheckpointHook: save_begin must be >= 0, got {save_begin}")
+        _deprecated_client_args(file_client_args, backend_args)
+        self.interval = interval
+        self.by_epoch = by_epoch
+        self.save_optimizer = save_optimizer
+        self.save_param_scheduler = save_param_scheduler
+        self.out_dir = os.fspath(out_dir) if isinstance(out_dir, Path) else out_dir  # type: ignore[assignment]
+        # What the user wrote: before_train derives out_dir from it (again on a second train()).
+        self._out_root = self.out_dir
+        self.max_keep_ckpts = max_keep_ckpts
+        self.save_last = save_last
+        self.save_begin = save_begin
+        self.args = kwargs
+        self.file_client_args = file_client_args
+        self.backend_args = backend_args
+        if filename_tmpl is None:
+            filename_tmpl = "epoch_{}.pth" if by_epoch else "iter_{}.pth"
+        elif filename_tmpl.count("{}") != 1:
+            raise ValueError(
+                f'CheckpointHook: filename_tmpl must hold "{{}}" exactly once (replaced with the '
+                f"epoch or iteration), got {filename_tmpl!r}"
+            )
+        self.filename_tmpl = filename_tmpl
+
+        self.greater_keys = self._keys(greater_keys, self._default_greater_keys, "greater_keys")
+        self.less_keys = self._keys(less_keys, self._default_less_keys, "less_keys")
+        self.save_best = _as_names(save_best, "save_best")
+        if self.save_best is not None:
+            if "auto" in self.save_best and len(self.save_best) > 1:
+                raise ValueError(
+                    "CheckpointHook: save_best='auto' (the evaluator's first metric) cannot be "
+                    f"combined with other keys, got {self.save_best}"
+                )
+            rules = self._rules_list(rule)
+            self.is_better_than: dict[str, Any] = {}
+            self._init_rule(rules, self.save_best)
+            if len(self.key_indicators) == 1:
+                self.best_ckpt_path: str | None = None
+            else:
+                self.best_ckpt_path_dict: dict[str, str | None] = {}
+
+        self.published_keys = _as_names(published_keys, "published_keys")
+        self.last_ckpt: str | None = None
+        self.keep_ckpt_ids: deque = deque()
+
+    # --- arguments ---
+
+    @staticmethod
+    def _keys(keys: Any, default: list[str], argument: str) -> list[str]:
+        if keys is None:
+            return list(default)
+        if isinstance(keys, str):
+            return [keys]
+        if not isinstance(keys, (list, tuple)) or not all(isinstance(k, str) for k in keys):
+            raise TypeError(f"CheckpointHook: {argument} must be a str or a list of str")
+        return list(keys)
+
+    def _rules_list(self, rule: Any) -> list[str | None]:
+        if rule is None or isinstance(rule, str):
+            return [rule]
+        if not isinstance(rule, (list, tuple)) or not all(isinstance(r, str) for r in rule):
+            raise TypeError(
+                f"CheckpointHook: rule must be a str, a list of str or None, got {rule!r}"
+            )
+        save_best = self.save_best or []
+        if len(rule) not in (1, len(save_best)):
+            raise ValueError(
+                f"CheckpointHook: rule must name one rule or one per save_best key "
+                f"({len(save_best)}: {save_best}), got {len(rule)}: {list(rule)}"
+            )
+        return list(rule)
+
+    def _init_rule(self, rules: Sequence[str | None], key_indicators: Sequence[str]) -> None:
+        """Set ``rules``, ``key_indicators`` and ``is_better_than`` for ``key_indicators``."""
+        self.rules = resolve_rules(rules, key_indicators, self.greater_keys, self.less_keys)
+        for key, rule in zip(key_indicators, self.rules, strict=True):
+            if rule is not None:
+                self.is_better_than[key] = self.rule_map[rule]
+        self.key_indicators = list(key_indicators)
+
+    # --- where checkpoints go ---
+
+    def before_train(self, runner: Any) -> None:
+        """Resolve the output folder and backend, and take back what a resumed run kept."""
+        work_dir = os.fspath(runner.work_dir)
+        backend_args = self.file_client_args or self.backend_args
+        root = work_dir if self._out_root is None else self._out_root
+        self.file_backend = fileio.get_file_backend(
+            root, backend_args=backend_args, enable_singleton=True
+        )
+        self.out_dir = root
+        if root != work_dir:
+            # Several runs share one out_dir: each gets a folder named after its work_dir.
+            basename = os.path.basename(work_dir.rstrip(os.sep))
+            self.out_dir = self.file_backend.join_path(root, basename)
+        runner.logger.info(f"Checkpoints will be saved to {self.out_dir}.")
+
+        hub = runner.message_hub
+        if self.save_best is not None:
+            if len(self.key_indicators) == 1:
+                self.best_ckpt_path = hub.runtime_info.get("best_ckpt")
+            else:
+                for key in self.key_indicators:
+                    self.best_ckpt_path_dict[key] = hub.runtime_info.get(f"best_ckpt_{key}")
+
+        if self.max_keep_ckpts > 0:
+            kept = list(hub.runtime_info.get("keep_ckpt_ids", []))
+            # A resumed run may keep fewer than the one that saved: drop the surplus now.
+            while len(kept) > self.max_keep_ckpts:
+                self._remove_step(kept.pop(0))
+            self.keep_ckpt_ids = deque(kept, self.max_keep_ckpts)
+
+    def _path(self, filename: str) -> str:
+        return self.file_backend.join_path(self.out_dir, filename)
+
+    def _remove_step(self, step: int) -> None:
+        if is_main_process():
+            remove_checkpoint(self._path(self.filename_tmpl.format(step)), self.file_backend)
+
+    # --- periodic and last checkpoints ---
+
+    def after_train_epoch(self, runner: Any) -> None:
+        """Save every ``interval`` epochs from ``save_begin``, and after the last epoch."""
+        if not self.by_epoch:
+            return
+        if self.every_n_epochs(runner, self.interval, self.save_begin) or (
+            self.save_last and self.is_last_train_epoch(runner)
+        ):
+            runner.logger.info(f"Saving checkpoint at {runner.epoch + 1} epochs")
+            self._save_checkpoint(runner)
+
+    def after_train_iter(
+        self,
+        runner: Any,
+        batch_idx: int,
+        data_batch: DATA_BATCH = None,
+        outputs: dict | None = None,
+    ) -> None:
+        """Save every ``interval`` iterations from ``save_begin``, and after the last one."""
+        if self.by_epoch:
+            return
+        # Runs every step: the counters are read once (the same test as every_n_train_iters
+        # and is_last_train_iter).
+        done = runner.iter + 1
+        since = done - self.save_begin
+        periodic = self.interval > 0 and since >= 0 and since % self.interval == 0
+        if periodic or (self.save_last and done == runner.max_iters):
+            runner.logger.info(f"Saving checkpoint at {runner.iter + 1} iterations")
+            self._save_checkpoint(runner)
+
+    def _save_checkpoint(self, runner: Any) -> None:
+        if self.by_epoch:
+            step = runner.epoch + 1
+            meta = dict(epoch=step, iter=runner.iter)
+        else:
+            step = runner.iter + 1
+            meta = dict(epoch=runner.epoch, iter=step)
+        self._save_checkpoint_with_step(runner, step, meta)
+
+    def _save_checkpoint_with_step(self, runner: Any, step: int, meta: dict) -> None:
+        if self.max_keep_ckpts > 0 and not (self.keep_ckpt_ids and self.keep_ckpt_ids[-1] == step):
+            # Deleted before saving, so the kept steps written into this checkpoint are the
+            # ones left on disk. Saving the same step again (after a new best) keeps none out.
+            if len(self.keep_ckpt_ids) == self.max_keep_ckpts:
+                self._remove_step(self.keep_ckpt_ids.popleft())
+            self.keep_ckpt_ids.append(step)
+            runner.message_hub.update_info("keep_ckpt_ids", list(self.keep_ckpt_ids))
+
+        filename = self.filename_tmpl.format(step)
+        self.last_ckpt = self._path(filename)
+        runner.message_hub.update_info("last_ckpt", self.last_ckpt)
+        runner.save_checkpoint(
+            self.out_dir,
+            filename,
+            self.file_client_args,
+            save_optimizer=self.save_optimizer,
+            save_param_scheduler=self.save_param_scheduler,
+            meta=meta,
+            by_epoch=self.by_epoch,
+            backend_args=self.backend_args,
+            **self.args,
+        )
+        if is_main_process():
+            self._write_pointers(runner)
+
+    def _write_pointers(self, runner: Any) -> None:
+        # The pointer moves last, once the checkpoint it names is complete; written atomically.
+        work_dir = os.fspath(runner.work_dir)
+        fileio.put_text(self.last_ckpt, os.path.join(work_dir, POINTER))
+        if self.out_dir != work_dir:
+            self.file_backend.put_text(self.last_ckpt, self._path(POINTER))
+
+    # --- best checkpoints ---
+
+    def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+        """Save a new best checkpoint for each ``save_best`` metric that improved."""
+        if not metrics:
+            runner.logger.warning(
+                "Since `metrics` is an empty dict, the behavior to save the best checkpoint "
+                "will be skipped in this evaluation."
+            )
+            return
+        self._save_best_checkpoint(runner, metrics)
+
+    def _score_keys(self, key: str) -> tuple[str, str]:
+        if len(self.key_indicators) == 1:
+            return "best_score", "best_ckpt"
+        return f"best_score_{key}", f"best_ckpt_{key}"
+
+    def _check_metrics(self, metrics: dict) -> None:
+        for key in self.key_indicators:
+            if key not in metrics:
+                close = difflib.get_close_matches(key, list(metrics), n=3, cutoff=0.5)
+                hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+                raise KeyError(
+                    f"CheckpointHook: save_best names {key!r}, but the evaluation returned "
+                    f"{sorted(metrics)}{hint}"
+                )
+
+    def _save_best_checkpoint(self, runner: Any, metrics: dict[str, Any]) -> None:
+        if not self.save_best:
+            return
+        if "auto" in self.key_indicators:
+            self._init_rule(self.rules, [next(iter(metrics))])
+        self._check_metrics(metrics)
+        unit, step = ("epoch", runner.epoch) if self.by_epoch else ("iter", runner.iter)
+        filename = self.filename_tmpl.format(step)
+        meta = dict(epoch=runner.epoch, iter=runner.iter)
+        hub = runner.message_hub
+
+        updated = False
+        for key in self.key_indicators:
+            score = metrics[key]
+            score_key, path_key = self._score_keys(key)
+            best_score = hub.runtime_info.get(score_key, self.init_value_map[self._rule(key)])
+            if score is None or not self.is_better_than[key](score, best_score):
+                continue
+            updated = True
+            # A plain number: checkpoints load with weights_only, which refuses NumPy scalars.
+            score = score.item() if hasattr(score, "item") else score
+            hub.update_info(score_key, score)
+            previous = self._best_path(key)
+            if previous and is_main_process() and remove_checkpoint(previous, self.file_backend):
+                runner.logger.info(f"The previous best checkpoint {previous} is removed")
+            best_name = f"best_{key}_{filename}".replace("/", "_")
+            path = self._path(best_name)
+            self._set_best_path(key, path)
+            hub.update_info(path_key, path)
+            runner.save_checkpoint(
+                self.out_dir,
+                filename=best_name,
+                file_client_args=self.file_client_args,
+                save_optimizer=False,
+                save_param_scheduler=False,
+                meta=meta,
+                by_epoch=False,
+                backend_args=self.backend_args,
+            )
+            runner.logger.info(
+                f"The best checkpoint with {score:0.4f} {key} at {step} {unit} is saved to "
+                f"{best_name}."
+            )
+        # The periodic checkpoint of this step was written before validation, with the old
+        # best in its message hub: write it again so a resume from it knows the new best file.
+        # Only that one: MMEngine writes a checkpoint at this step even when the interval
+        # skipped it, off the user's schedule and counted against max_keep_ckpts.
+        if updated and self.last_ckpt == self._path(filename):
+            self._save_checkpoint_with_step(runner, step, meta)
+
+    def _rule(self, key: str) -> str:
+        return self.rules[self.key_indicators.index(key)]  # type: ignore[return-value]
+
+    def _best_path(self, key: str) -> str | None:
+        if len(self.key_indicators) == 1:
+            return self.best_ckpt_path
+        return self.best_ckpt_path_dict.get(key)
+
+    def _set_best_path(self, key: str, path: str) -> None:
+        if len(self.key_indicators) == 1:
+            self.best_ckpt_path = path
+        else:
+            self.best_ckpt_path_dict[key] = path
+
+    # --- publishing ---
+
+    def after_train(self, runner: Any) -> None:
+        """Publish the last and best checkpoints with only ``published_keys``."""
+        if self.published_keys is None or not is_main_process():
+            return
+        paths = []
+        if self.save_last and self.last_ckpt is not None:
+            paths.append(self.last_ckpt)
+        if self.save_best is not None:
+            if len(self.key_indicators) == 1:
+                paths.append(self.best_ckpt_path)
+            else:
+                paths.extend(self.best_ckpt_path_dict.values())
+        for path in paths:
+            if path is not None:
+                publish_checkpoint(str(path), self.published_keys, self.file_backend)

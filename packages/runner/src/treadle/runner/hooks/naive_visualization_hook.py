@@ -1,0 +1,131 @@
+"""``NaiveVisualizationHook``: draws each test image with its prediction through the
+visualizer."""
+
+from __future__ import annotations
+
+import os.path as osp
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..registry import HOOKS
+from .hook import DATA_BATCH, Hook
+
+
+def tensor_to_image(tensor: torch.Tensor, img_norm_cfg: dict | None = None) -> np.ndarray:
+    """A CHW image tensor (normalized with ``img_norm_cfg``'s ``mean``/``std``, BGR when
+    ``to_rgb`` was set) back to an HWC uint8 array.
+
+    Example:
+        >>> tensor_to_image(torch.zeros(3, 2, 4), dict(mean=[128] * 3, std=[1] * 3)).shape
+        (2, 4, 3)
+    """
+    if tensor.dim() != 3:
+        raise ValueError(
+            f"NaiveVisualizationHook: an input image must be a CHW tensor, "
+            f"got shape {tuple(tensor.shape)}"
+        )
+    image = tensor.detach().float().cpu().permute(1, 2, 0).numpy()
+    cfg = img_norm_cfg or {}
+    channels = image.shape[2]
+    std = np.asarray(cfg.get("std", [1.0] * channels), dtype=np.float32)
+    mean = np.asarray(cfg.get("mean", [0.0] * channels), dtype=np.float32)
+    image = image * std + mean
+    if cfg.get("to_rgb", False) and channels == 3:
+        image = image[..., ::-1]
+    return np.ascontiguousarray(np.clip(image, 0, 255).astype(np.uint8))
+
+
+def _get(sample: Any, key: str, default: Any = None) -> Any:
+    if isinstance(sample, dict):
+        return sample.get(key, default)
+    getter = getattr(sample, "get", None)
+    return getter(key, default) if getter is not None else getattr(sample, key, default)
+
+
+def _pairs(data_batch: Any) -> Iterator[tuple[Any, Any]]:
+    """(input image, data sample) for each sample of the batch: a collated dict
+    (``inputs``, ``data_samples``) or a list of per-sample dicts (``inputs``, ``data_sample``)."""
+    if isinstance(data_batch, dict):
+        inputs = data_batch.get("inputs")
+        samples = data_batch.get("data_samples") or [None] * len(inputs)
+        yield from zip(inputs, samples, strict=False)
+    else:
+        for item in data_batch:
+            sample = item.get("data_samples", item.get("data_sample"))
+            yield item["inputs"], sample
+
+
+@HOOKS.register_module()
+class NaiveVisualizationHook(Hook):
+    """Every ``interval`` test iterations, turns each input image back into pixels (undoing
+    the normalization in the sample's ``img_norm_cfg`` and any padding), resizes it to the
+    sample's ``ori_shape`` and calls ``runner.visualizer.add_datasample`` with the sample and
+    its prediction. Before training it records the model graph (``add_graph``) in backends that
+    support it.
+
+    Args:
+        interval: visualize every ``interval`` test batches.
+        draw_gt: draw the ground truth.
+        draw_pred: draw the prediction.
+
+    Example:
+        >>> runner_cfg = dict(custom_hooks=[dict(type='NaiveVisualizationHook', interval=10)])
+    """
+
+    priority = "NORMAL"
+
+    def __init__(self, interval: int = 1, draw_gt: bool = True, draw_pred: bool = True) -> None:
+        if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
+            raise ValueError(
+                f"NaiveVisualizationHook: interval must be a positive int, got {interval!r}"
+            )
+        self._interval = interval
+        self.draw_gt = draw_gt
+        self.draw_pred = draw_pred
+
+    def _unpad(self, image: np.ndarray, unpad_shape: tuple[int, int]) -> np.ndarray:
+        """The top-left ``(width, height)`` of ``image``: what was there before padding."""
+        width, height = unpad_shape
+        return image[:height, :width]
+
+    def before_train(self, runner: Any) -> None:
+        runner.visualizer.add_graph(runner.model, None)
+
+    def after_test_iter(
+        self,
+        runner: Any,
+        batch_idx: int,
+        data_batch: DATA_BATCH = None,
+        outputs: Sequence | None = None,
+    ) -> None:
+        if data_batch is None or not self.every_n_inner_iters(batch_idx, self._interval):
+            return
+        from PIL import Image
+
+        predictions = list(outputs) if outputs is not None else []
+        for index, (inputs, sample) in enumerate(_pairs(data_batch)):
+            image = tensor_to_image(inputs, _get(sample, "img_norm_cfg"))
+            ori_shape = _get(sample, "ori_shape")  # (height, width), as datasets store it
+            if ori_shape is None:
+                ori_shape = (_get(sample, "ori_height"), _get(sample, "ori_width"))
+            if ori_shape[0] is not None:
+                size = (int(ori_shape[1]), int(ori_shape[0]))
+                if _get(sample, "pad_shape") is not None:
+                    image = self._unpad(image, _get(sample, "scale", size))
+                if (image.shape[1], image.shape[0]) != size:
+                    squeezed = image[..., 0] if image.shape[2] == 1 else image
+                    image = np.asarray(Image.fromarray(squeezed).resize(size))
+            path = _get(sample, "img_path")
+            name = osp.basename(path) if path else f"test_{batch_idx}_{index}"
+            output = predictions[index] if index < len(predictions) else None
+            runner.visualizer.add_datasample(
+                name,
+                image,
+                output if output is not None else sample,
+                self.draw_gt,
+                self.draw_pred,
+                step=runner.iter,
+            )

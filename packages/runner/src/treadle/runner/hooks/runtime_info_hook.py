@@ -1,0 +1,142 @@
+"""``RuntimeInfoHook``: keeps the message hub up to date with where the run is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..registry import HOOKS
+from .hook import DATA_BATCH, Hook
+
+
+def _is_scalar(value: Any) -> bool:
+    """Whether ``value`` is one number (a Python number, or a tensor or array of one element)."""
+    if isinstance(value, (int, float)):
+        return True
+    numel = getattr(value, "numel", None)
+    if callable(numel):
+        return numel() == 1
+    size = getattr(value, "size", None)
+    return isinstance(size, int) and size == 1 and hasattr(value, "item")
+
+
+@HOOKS.register_module()
+class RuntimeInfoHook(Hook):
+    """Publishes the run's state in ``runner.message_hub`` for parts that have no runner.
+
+    Runtime info: ``cfg`` (text), ``seed``, ``experiment_name``, ``treadle_version`` once;
+    ``loop_stage`` ('train', 'val' or 'test'); ``epoch``, ``iter``, ``max_epochs``,
+    ``max_iters`` and the train set's ``dataset_meta``. Scalars: ``train/<name>`` for each
+    learning rate of ``runner.optim_wrapper.get_lr()`` before each iteration and for each entry
+    of the train step's outputs after it (tensors are stored unread: no device sync),
+    ``val/<metric>`` and ``test/<metric>`` after evaluation (non-scalar metrics go to the
+    runtime info under the same key).
+
+    Example:
+        >>> runner_cfg = dict(default_hooks=dict(runtime_info=dict(type='RuntimeInfoHook')))
+    """
+
+    priority = "VERY_HIGH"
+
+    def __init__(self) -> None:
+        # The stage to go back to when a validation run inside training ends.
+        self._outer_stage: str | None = None
+        # `train/<name>` keys by output name, so that the per-step path formats no strings.
+        self._train_keys: dict[str, str] = {}
+
+    def _train_key(self, name: str) -> str:
+        key = self._train_keys.get(name)
+        if key is None:
+            key = self._train_keys[name] = f"train/{name}"
+        return key
+
+    def before_run(self, runner: Any) -> None:
+        from .. import __version__
+
+        cfg = getattr(runner, "cfg", None)
+        runner.message_hub.update_info_dict(
+            {
+                "cfg": getattr(cfg, "pretty_text", "") if cfg is not None else "",
+                "seed": runner.seed,
+                "experiment_name": runner.experiment_name,
+                "treadle_version": __version__,
+            }
+        )
+        self._outer_stage = None
+
+    def before_train(self, runner: Any) -> None:
+        hub = runner.message_hub
+        hub.update_info("loop_stage", "train")
+        hub.update_info("epoch", runner.epoch)
+        hub.update_info("iter", runner.iter)
+        hub.update_info("max_epochs", runner.max_epochs)
+        hub.update_info("max_iters", runner.max_iters)
+        dataset = getattr(runner.train_dataloader, "dataset", None)
+        if hasattr(dataset, "metainfo"):
+            hub.update_info("dataset_meta", dataset.metainfo)
+
+    def after_train(self, runner: Any) -> None:
+        runner.message_hub.pop_info("loop_stage")
+
+    def before_train_epoch(self, runner: Any) -> None:
+        runner.message_hub.update_info("epoch", runner.epoch)
+
+    def before_train_iter(self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None) -> None:
+        hub = runner.message_hub
+        hub.update_info("iter", runner.iter)
+        lrs = runner.optim_wrapper.get_lr()
+        if not isinstance(lrs, dict):
+            raise TypeError(
+                f"RuntimeInfoHook: runner.optim_wrapper.get_lr() must return a dict of learning "
+                f"rates ({type(runner.optim_wrapper).__name__} returned "
+                f"{type(lrs).__name__}); build the optimizer wrapper as an OptimWrapper or an "
+                f"OptimWrapperDict"
+            )
+        for name, values in lrs.items():
+            hub.update_scalar(self._train_key(name), values[0])
+
+    def after_train_iter(
+        self,
+        runner: Any,
+        batch_idx: int,
+        data_batch: DATA_BATCH = None,
+        outputs: dict | None = None,
+    ) -> None:
+        if outputs:
+            hub = runner.message_hub
+            for name, value in outputs.items():
+                hub.update_scalar(self._train_key(name), value)
+
+    def before_val(self, runner: Any) -> None:
+        self._outer_stage = runner.message_hub.get_info("loop_stage", None)
+        runner.message_hub.update_info("loop_stage", "val")
+
+    def after_val(self, runner: Any) -> None:
+        # A validation inside training hands the stage back to training.
+        if self._outer_stage == "train":
+            runner.message_hub.update_info("loop_stage", "train")
+        else:
+            runner.message_hub.pop_info("loop_stage")
+        self._outer_stage = None
+
+    def before_test(self, runner: Any) -> None:
+        runner.message_hub.update_info("loop_stage", "test")
+
+    def after_test(self, runner: Any) -> None:
+        runner.message_hub.pop_info("loop_stage")
+
+    def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+        self._publish_metrics(runner, "val", metrics)
+
+    def after_test_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+        self._publish_metrics(runner, "test", metrics)
+
+    @staticmethod
+    def _publish_metrics(runner: Any, mode: str, metrics: dict[str, Any] | None) -> None:
+        if not metrics:
+            return
+        hub = runner.message_hub
+        for name, value in metrics.items():
+            if _is_scalar(value):
+                hub.update_scalar(f"{mode}/{name}", value)
+            else:
+                hub.update_info(f"{mode}/{name}", value)

@@ -1,0 +1,117 @@
+"""``EpochBasedTrainLoop``: training in whole passes over the train dataloader."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from treadle.runner.registry import LOOPS
+
+from .train_loop import AFTER_EPOCH, IDLE, TrainLoopBase, _check_int
+
+
+@LOOPS.register_module()
+class EpochBasedTrainLoop(TrainLoopBase):
+    """Train for ``max_epochs`` epochs, validating after some of them.
+
+    Args:
+        runner: the runner.
+        dataloader: a DataLoader or its config.
+        max_epochs: how many epochs to train.
+        val_begin: the first epoch after which validation may run.
+        val_interval: validate after every this many epochs (and after the last).
+        dynamic_intervals: ``[(milestone, interval), ...]``: from each milestone epoch on,
+            validate every ``interval`` epochs.
+        skip_nonfinite_loss: drop a batch whose loss is NaN/inf instead of stopping with
+            :class:`NonFiniteLossError` (checks each step's loss: one device sync a step).
+        nonfinite_check_interval: without skipping, look for NaN/inf losses every this many
+            iterations (and before checkpoints, validation and each epoch's end).
+
+    ``state_dict()``/``load_state_dict()`` save and restore the exact position: a run resumed
+    from a checkpoint written mid-epoch continues with the next batch of that epoch.
+
+    Example:
+        >>> train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=12, val_interval=2)
+        >>> runner = Runner(..., train_cfg=train_cfg)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        runner: Any,
+        dataloader: Any,
+        max_epochs: int,
+        val_begin: int = 1,
+        val_interval: int = 1,
+        dynamic_intervals: list[tuple[int, int]] | None = None,
+        skip_nonfinite_loss: bool = False,
+        nonfinite_check_interval: int = 50,
+    ) -> None:
+        super().__init__(
+            runner,
+            dataloader,
+            val_begin,
+            val_interval,
+            dynamic_intervals,
+            skip_nonfinite_loss,
+            nonfinite_check_interval,
+        )
+        self._max_epochs = _check_int("max_epochs", max_epochs, 0)
+        self._max_iters = self._max_epochs * len(self.dataloader)
+
+    def run(self) -> Any:
+        """Train until ``max_epochs`` (or until a hook sets ``stop_training``); returns the
+        model."""
+        runner = self.runner
+        runner.call_hook("before_train")
+        self._optim_wrapper = self._step_optim_wrapper()
+        while self._epoch < self._max_epochs and not self.stop_training:
+            self.run_epoch()
+            self._validate_if_due(self._epoch, self._max_epochs)
+        self._loss_watch.check()
+        runner.call_hook("after_train")
+        return runner.model
+
+    def _resume_point(self) -> tuple[int, dict[str, Any] | None, dict[str, Any] | None, bool]:
+        """(batches done in this epoch, sampler state, generators, replay needed)."""
+        pending = self._take_pending()
+        if pending is not None:
+            return pending["batch_idx"], pending.get("sampler"), pending.get("rng"), False
+        # Counters set without a loop state (a checkpoint of MMEngine's): the batches done in
+        # this epoch follow from the iteration count.
+        done = self._iter - self._epoch * len(self.dataloader)
+        if 0 < done < len(self.dataloader):
+            sampler_state = self._position_without_state(done, self._epoch)
+            return done, sampler_state, None, sampler_state is None
+        return 0, None, None, False
+
+    def run_epoch(self) -> None:
+        """Train one epoch (its rest, when resumed mid-epoch)."""
+        runner = self.runner
+        done, sampler_state, generators, replay = self._resume_point()
+        if generators is not None and done == 0:
+            self._restore_generators(generators)
+        self._load_sampler(sampler_state)
+        runner.call_hook("before_train_epoch")
+        runner.model.train()
+        iterator = iter(self.dataloader)
+        if replay:
+            self._replay(iterator, done)
+        if generators is not None and done:
+            self._restore_generators(generators)
+        self._batches_in_pass = self._batches_at_open = done
+        optim_wrapper = getattr(self, "_optim_wrapper", None) or runner.optim_wrapper
+        for data_batch in iterator:
+            batch_idx = self._batches_in_pass
+            self._batches_in_pass = batch_idx + 1
+            self._train_step(batch_idx, data_batch, optim_wrapper)
+        self._loss_watch.check()
+        self._phase = AFTER_EPOCH
+        runner.call_hook("after_train_epoch")
+        self._phase = IDLE
+        self._epoch += 1
+        self._batches_in_pass = self._batches_at_open = 0
+        self._pass_start = 0
+
+    def run_iter(self, idx: int, data_batch: Any) -> None:
+        """Train on one batch (``idx`` is its index in the epoch)."""
+        optim_wrapper = getattr(self, "_optim_wrapper", None) or self.runner.optim_wrapper
+        self._train_step(idx, data_batch, optim_wrapper)

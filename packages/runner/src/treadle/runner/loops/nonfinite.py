@@ -1,0 +1,150 @@
+"""NaN and infinite losses: found without waiting for the device at every step.
+
+The train loops keep a reference to each step's ``'loss'`` tensor and look at them all at
+once every ``check_interval`` steps, before a checkpoint is saved, before validation and at
+the end of each epoch: one device sync per check. A non-finite loss stops training with a
+:class:`NonFiniteLossError` naming the first iteration where it appeared.
+
+With ``skip_nonfinite_loss=True`` in ``train_cfg`` the loop instead checks each loss before
+the optimizer uses it (one sync per step, the price of deciding in time) and drops that batch:
+no backward, no optimizer step.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import torch
+
+from treadle.logging import print_log
+
+
+class NonFiniteLossError(FloatingPointError):
+    """The training loss became NaN or infinite; the message names the iteration."""
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return bool(torch.isfinite(value.detach()).all())
+    return math.isfinite(float(value))
+
+
+class LossWatch:
+    """Holds the losses of the steps since the last check and checks them together.
+
+    Example:
+        >>> watch = LossWatch(check_interval=2)
+        >>> watch.add({'loss': torch.tensor(0.5)}, iteration=0, epoch=0, batch_idx=0)
+        >>> try:
+        ...     watch.add({'loss': torch.tensor(float('nan'))}, iteration=1, epoch=0, batch_idx=1)
+        ... except NonFiniteLossError as error:
+        ...     print(str(error).split(';')[0])
+        the training loss is nan at iteration 2 (epoch 1, batch 2)
+    """
+
+    def __init__(self, check_interval: int = 50) -> None:
+        if isinstance(check_interval, bool) or not isinstance(check_interval, int):
+            raise TypeError(
+                f"train_cfg nonfinite_check_interval must be an int, got "
+                f"{type(check_interval).__name__}: {check_interval!r}"
+            )
+        if check_interval < 1:
+            raise ValueError(
+                f"train_cfg nonfinite_check_interval must be >= 1, got {check_interval}"
+            )
+        self.check_interval = check_interval
+        self._losses: list[Any] = []
+        # (iteration, epoch, batch_idx) of the first loss held.
+        self._first: tuple[int, int | None, int] = (0, 0, 0)
+
+    def add(self, outputs: Any, iteration: int, epoch: int | None, batch_idx: int) -> None:
+        """Keep this step's loss; check when ``check_interval`` are held."""
+        try:
+            loss = outputs["loss"]
+        except (TypeError, KeyError, IndexError):  # no dict, or no 'loss' in it
+            return
+        losses = self._losses
+        if not losses:
+            self._first = (iteration, epoch, batch_idx)
+        losses.append(loss)
+        if len(losses) >= self.check_interval:
+            self.check()
+
+    def check(self) -> None:
+        """Raise :class:`NonFiniteLossError` if a held loss is NaN or infinite; forget them."""
+        losses, self._losses = self._losses, []
+        if not losses:
+            return
+        try:
+            # The usual case, scalar tensors on one device: one stack, one sync.
+            if bool(torch.isfinite(torch.stack(losses)).all()):
+                return
+        except (TypeError, RuntimeError):  # numbers, or tensors of other shapes or devices
+            if all(_finite(loss) for loss in losses):
+                return
+        offset = next(i for i, loss in enumerate(losses) if not _finite(loss))
+        iteration, epoch, batch_idx = self._first
+        value = losses[offset]
+        shown = value.detach().float().reshape(-1)[0].item() if torch.is_tensor(value) else value
+        # Within one check the batch index advances with the iteration (a check never spans
+        # two epochs: the loop checks at each epoch's end).
+        where = f"iteration {iteration + offset + 1}"
+        if epoch is not None:
+            where += f" (epoch {epoch + 1}, batch {batch_idx + offset + 1})"
+        raise NonFiniteLossError(
+            f"the training loss is {shown} at {where}; training stops. A too "
+            f"high learning rate or a log/division of zero is the usual cause; to drop such "
+            f"batches and go on, set train_cfg=dict(..., skip_nonfinite_loss=True)"
+        )
+
+
+class SkipNonFiniteOptimWrapper:
+    """Stands in for the optimizer wrapper during ``train_step``: a non-finite loss is not
+    back-propagated and the optimizer does not step; every other call goes to the wrapper.
+
+    Example:
+        >>> from treadle.runner.optim import OptimWrapper
+        >>> model = torch.nn.Linear(2, 1)
+        >>> optimizer = torch.optim.SGD(model.parameters(), lr=1)
+        >>> wrapper = SkipNonFiniteOptimWrapper(OptimWrapper(optimizer))
+        >>> wrapper.update_params(model(torch.ones(1, 2)).sum())  # finite: a normal step
+        >>> wrapper.skipped, wrapper.inner_count
+        (0, 1)
+
+    A NaN or infinite loss is logged as a warning with the step, and counted in ``skipped``.
+    """
+
+    def __init__(
+        self, optim_wrapper: Any, describe_step: Any = None, _count: list[int] | None = None
+    ) -> None:
+        self._wrapped = optim_wrapper
+        self._describe_step = describe_step
+        # Shared with the guards of the sub-wrappers of an OptimWrapperDict.
+        self._count = [0] if _count is None else _count
+
+    @property
+    def skipped(self) -> int:
+        """How many batches were dropped so far."""
+        return self._count[0]
+
+    def update_params(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
+        if _finite(loss):
+            self._wrapped.update_params(loss, *args, **kwargs)
+            return
+        self._count[0] += 1
+        where = f" at {self._describe_step()}" if self._describe_step is not None else ""
+        print_log(
+            f"skipped a batch whose loss is {loss.detach().float().reshape(-1)[0].item()}"
+            f"{where} (skip_nonfinite_loss=True): no backward, no optimizer step",
+            logger="current",
+            level=logging.WARNING,
+        )
+
+    def __getitem__(self, key: str) -> Any:
+        # Several optimizers (OptimWrapperDict): each gets the same guard.
+        return SkipNonFiniteOptimWrapper(self._wrapped[key], self._describe_step, self._count)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._wrapped, name)

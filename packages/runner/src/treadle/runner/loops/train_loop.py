@@ -1,0 +1,293 @@
+"""What the two train loops share: validation scheduling, the loss watch and exact resume.
+
+The state of a train loop (``state_dict()``) says where training stands as the position of the
+*next* batch: epoch, iteration, batches done in the current pass over the data, the train
+sampler's state at that point (its ``position`` counts the samples training used, not those
+the DataLoader read ahead) and every random generator. Saved from an ``after_train_iter`` or
+``after_train_epoch`` hook (where checkpoints are written) it counts the step or the epoch
+that hook belongs to as done, like the ``epoch``/``iter`` of MMEngine's checkpoint meta.
+
+``load_state_dict(state)`` sets the counters at once; the sampler and the generators are put
+back by ``run()`` at the point of the loop the state describes: the generators right before
+the next batch is drawn (after the DataLoader iterator is made, since making one draws from
+torch's generator), or before the ``before_train_epoch`` hooks when the state is at an epoch
+boundary. Validation inside training runs with the generators saved and put back around it,
+so it draws nothing from the training streams: a resumed run, which does not repeat the
+validation that followed its checkpoint, draws the same numbers as the uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from treadle.dist import get_dist_info
+from treadle.logging import print_log
+
+from .base_loop import BaseLoop
+from .data_position import batches_to_samples, consumed_samples, stateful_sampler
+from .dynamic_intervals import calc_dynamic_intervals, interval_at
+from .nonfinite import LossWatch, SkipNonFiniteOptimWrapper
+from .rank_rng import gather_rng_states, pick_rng_state, reseed_for_rank
+from .rng_state import capture_rng_state, restore_rng_state
+
+# Where the loop is when state_dict() is called: the step or epoch of the running
+# after_train_iter / after_train_epoch hooks counts as done.
+IDLE, AFTER_ITER, AFTER_EPOCH = 0, 1, 2
+
+
+def _check_int(name: str, value: Any, minimum: int) -> int:
+    """``value`` as an int; a whole float (``12.0``) is accepted, as MMEngine does."""
+    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not whole:
+        raise TypeError(f"train_cfg {name} must be an int, got {type(value).__name__}: {value!r}")
+    if value < minimum:
+        raise ValueError(f"train_cfg {name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+class TrainLoopBase(BaseLoop):
+    """The base of :class:`EpochBasedTrainLoop` and :class:`IterBasedTrainLoop`."""
+
+    # Whether the position is told as epoch and batch (messages of the loss watch).
+    _by_epoch = True
+
+    def __init__(
+        self,
+        runner: Any,
+        dataloader: Any,
+        val_begin: int,
+        val_interval: int,
+        dynamic_intervals: Any,
+        skip_nonfinite_loss: bool,
+        nonfinite_check_interval: int,
+    ) -> None:
+        super().__init__(runner, dataloader)
+        self._epoch = 0
+        self._iter = 0
+        self.val_begin = _check_int("val_begin", val_begin, 0)
+        self.val_interval = _check_int("val_interval", val_interval, 1)
+        # EarlyStoppingHook sets this to end training after the current epoch/iteration.
+        self.stop_training = False
+        self.dynamic_milestones, self.dynamic_intervals = calc_dynamic_intervals(
+            self.val_interval, dynamic_intervals
+        )
+        if not isinstance(skip_nonfinite_loss, bool):
+            raise TypeError(
+                f"train_cfg skip_nonfinite_loss must be True or False, got {skip_nonfinite_loss!r}"
+            )
+        self.skip_nonfinite_loss = skip_nonfinite_loss
+        self._loss_watch = LossWatch(nonfinite_check_interval)
+        self._check_not_empty()
+        self._share_dataset_meta(runner.visualizer, purpose="visualizer")
+        self._phase = IDLE
+        # Batches taken from the current pass over the data, and the sampler position the
+        # pass started at (not 0 when it was resumed).
+        self._batches_in_pass = 0
+        self._pass_start = 0
+        # _batches_in_pass when the current iterator was made (the resumed batch count).
+        self._batches_at_open = 0
+        self._data_pass = 0
+        # What load_state_dict gave, applied by run() at the right point of the loop.
+        self._pending: dict[str, Any] | None = None
+        self._reseed_rank: int | None = None
+
+    def _check_not_empty(self) -> None:
+        try:
+            length = len(self.dataloader)
+        except TypeError:  # an iterable dataset without a length
+            return
+        if length == 0:
+            dataset = getattr(self.dataloader, "dataset", None)
+            size = len(dataset) if hasattr(dataset, "__len__") else "?"
+            batch_size = getattr(self.dataloader, "batch_size", None)
+            drop_last = getattr(self.dataloader, "drop_last", None)
+            raise ValueError(
+                f"the train dataloader has no batches: its dataset {type(dataset).__name__} "
+                f"has {size} samples (batch_size={batch_size}, drop_last={drop_last}); check "
+                f"train_dataloader.dataset"
+            )
+
+    @property
+    def max_epochs(self) -> int:
+        """Total epochs of training."""
+        return self._max_epochs
+
+    @property
+    def max_iters(self) -> int:
+        """Total iterations of training."""
+        return self._max_iters
+
+    @property
+    def epoch(self) -> int:
+        """The current epoch (the number of epochs done)."""
+        return self._epoch
+
+    @property
+    def iter(self) -> int:
+        """The current iteration (the number of iterations done)."""
+        return self._iter
+
+    # -- one step -------------------------------------------------------------------------
+
+    def _step_optim_wrapper(self) -> Any:
+        if not self.skip_nonfinite_loss:
+            return self.runner.optim_wrapper
+        return SkipNonFiniteOptimWrapper(
+            self.runner.optim_wrapper, lambda: f"iteration {self._iter + 1}"
+        )
+
+    def _train_step(self, batch_idx: int, data_batch: Any, optim_wrapper: Any) -> None:
+        runner = self.runner
+        runner.call_hook("before_train_iter", batch_idx=batch_idx, data_batch=data_batch)
+        outputs = runner.model.train_step(data_batch, optim_wrapper=optim_wrapper)
+        if not self.skip_nonfinite_loss:
+            self._loss_watch.add(
+                outputs, self._iter, self._epoch if self._by_epoch else None, batch_idx
+            )
+        self._phase = AFTER_ITER
+        runner.call_hook(
+            "after_train_iter", batch_idx=batch_idx, data_batch=data_batch, outputs=outputs
+        )
+        self._phase = IDLE
+        self._iter += 1
+
+    # -- validation -----------------------------------------------------------------------
+
+    def _validate_if_due(self, progress: int, last: int) -> None:
+        """Run the val loop after epoch/iteration ``progress`` when it is due (MMEngine's
+        rule: from ``val_begin`` on, every ``val_interval``, and at the end)."""
+        self.val_interval = interval_at(
+            self.dynamic_milestones, self.dynamic_intervals, progress + 1
+        )
+        val_loop = self.runner.val_loop
+        if val_loop is None or progress < self.val_begin:
+            return
+        if progress % self.val_interval and progress != last:
+            return
+        self._loss_watch.check()
+        generators = capture_rng_state()
+        try:
+            val_loop.run()
+        finally:
+            restore_rng_state(generators)
+        self.runner.model.train()
+
+    # -- data -----------------------------------------------------------------------------
+
+    def _load_sampler(self, sampler_state: Mapping[str, Any] | None) -> None:
+        """Put the train sampler where ``sampler_state`` says; the next iterator over the
+        dataloader starts there. The epoch loop calls it before the ``before_train_epoch``
+        hooks (DistSamplerSeedHook's ``set_epoch`` then acts on it as in the uninterrupted
+        run), the iteration loop after them (its hooks set epoch 0 once, not the saved pass)."""
+        sampler = stateful_sampler(self.dataloader)
+        self._pass_start = 0
+        if sampler_state is not None and sampler is not None:
+            sampler.load_state_dict(dict(sampler_state))
+            self._pass_start = sampler_state["position"]
+
+    def _sampler_state(self, batches: int, next_epoch: bool) -> dict[str, Any] | None:
+        sampler = stateful_sampler(self.dataloader)
+        if sampler is None:
+            return None
+        state = dict(sampler.state_dict())
+        if next_epoch:
+            # The next epoch starts from its beginning; set_epoch picks its order.
+            state["position"] = 0
+        else:
+            state["position"] = consumed_samples(
+                self.dataloader, sampler, self._pass_start, batches - self._batches_at_open
+            )
+        return state
+
+    def _replay(self, iterator: Any, batches: int) -> None:
+        """Skip ``batches`` batches by loading them: the way when the sampler cannot say
+        where it stands."""
+        print_log(
+            f"the train sampler cannot save its position: skipping the {batches} batch(es) "
+            f"already trained by loading them; use DefaultSampler or InfiniteSampler to "
+            f"resume without reading them",
+            logger="current",
+            level=logging.WARNING,
+        )
+        for _ in range(batches):
+            next(iterator)
+
+    def _position_without_state(self, batches: int, data_pass: int) -> dict[str, Any] | None:
+        """A sampler state for resuming a checkpoint without a loop state (MMEngine's): the
+        position follows from the batch count when batches have a fixed size."""
+        sampler = stateful_sampler(self.dataloader)
+        samples = batches_to_samples(self.dataloader, batches)
+        if sampler is None or samples is None:
+            return None
+        state = dict(sampler.state_dict())
+        state["position"] = samples
+        if "epoch" in state:
+            state["epoch"] = data_pass
+        return state
+
+    # -- state ----------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Where training stands (see the module's docstring); checks the held losses first,
+        so no checkpoint is written past a NaN loss."""
+        self._loss_watch.check()
+        epoch, iteration, batches = self._epoch, self._iter, self._batches_in_pass
+        next_epoch = self._phase == AFTER_EPOCH
+        if self._phase == AFTER_ITER:
+            iteration += 1
+        elif next_epoch:
+            epoch, batches = epoch + 1, 0
+        rank, world_size = get_dist_info()
+        return {
+            "type": type(self).__name__,
+            "epoch": epoch,
+            "iter": iteration,
+            "batch_idx": batches,
+            "data_pass": self._data_pass,
+            "sampler": self._sampler_state(batches, next_epoch),
+            "rng": capture_rng_state(),
+            "rank": rank,
+            "world_size": world_size,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Continue from ``state``: the counters now, the data and the generators in ``run()``."""
+        if not isinstance(state, Mapping):
+            raise TypeError(
+                f"{type(self).__name__}.load_state_dict needs a dict, got {type(state).__name__}"
+            )
+        saved_type = state.get("type", type(self).__name__)
+        if saved_type != type(self).__name__:
+            raise ValueError(
+                f"the checkpoint's loop state was saved by a {saved_type}, but train_cfg builds "
+                f"a {type(self).__name__}: resume with the train_cfg of the interrupted run"
+            )
+        missing = [key for key in ("epoch", "iter", "batch_idx") if key not in state]
+        if missing:
+            raise KeyError(
+                f"the loop state has no {', '.join(map(repr, missing))} (its keys: {sorted(state)})"
+            )
+        self._epoch = int(state["epoch"])
+        self._iter = int(state["iter"])
+        pending = dict(state)
+        diff_rank_seed = bool(getattr(self.runner, "_randomness_cfg", {}).get("diff_rank_seed"))
+        pending["rng"], self._reseed_rank = pick_rng_state(state, diff_rank_seed)
+        pending.pop("rng_per_rank", None)
+        self._pending = pending
+
+    def _restore_generators(self, generators: Mapping[str, Any]) -> None:
+        restore_rng_state(generators)
+        if self._reseed_rank is not None:
+            reseed_for_rank(self._reseed_rank)
+            self._reseed_rank = None
+
+    def gather_rng_states(self) -> list[dict[str, Any]]:
+        """Every rank's generators (a collective): a checkpoint writer that stores them as
+        ``state['rng_per_rank']`` makes a multi-process resume exact on every rank."""
+        return gather_rng_states()
+
+    def _take_pending(self) -> dict[str, Any] | None:
+        pending, self._pending = self._pending, None
+        return pending

@@ -1,0 +1,309 @@
+"""The Runner's ``build_*`` methods: each turns one argument of the Runner (an object or its
+config) into the component the run uses, as MMEngine 0.10's Runner does."""
+
+from __future__ import annotations
+
+import copy
+import os.path as osp
+from collections.abc import Mapping
+from typing import Any
+
+from torch import nn
+from torch.utils.data import DataLoader
+
+from treadle.dist import broadcast
+from treadle.logging import MessageHub, MMLogger
+from treadle.runner.evaluator import Evaluator
+from treadle.runner.loops import BaseLoop, IterBasedTrainLoop
+from treadle.runner.model import is_model_wrapper
+from treadle.runner.optim import OptimWrapper, check_schedulers_match_loop
+from treadle.runner.registry import EVALUATOR, LOG_PROCESSORS, LOOPS, MODELS
+from treadle.runner.strategies import BaseStrategy, SingleDeviceStrategy
+
+from .dataloader import build_dataloader as _build_dataloader
+from .env import setup_env
+from .optim_setup import (
+    build_optim_wrapper,
+    build_param_schedulers,
+    check_scheduler_cfg,
+    scale_lr,
+    schedulers_are_built,
+)
+from .randomness import set_random_seed
+
+
+class RunnerBuilders:
+    """The part of :class:`~treadle.runner.runner.Runner` that builds its components; it reads
+    the runner's state (``_experiment_name``, ``_log_dir``, ``cfg``, ``model``...) and is not
+    used on its own.
+
+    Example:
+        >>> runner.build_optim_wrapper(dict(optimizer=dict(type='SGD', lr=0.1)))  # doctest: +SKIP
+    """
+
+    _launcher: str
+    _distributed: bool
+    _experiment_name: str
+    _log_dir: str
+    _timestamp: str
+    _world_size: int
+    cfg: Any
+    logger: Any
+    model: Any
+    optim_wrapper: Any
+    param_schedulers: Any
+    train_loop: Any
+
+    def setup_env(self, env_cfg: dict) -> None:
+        """Set up cuDNN, multiprocessing, threads and the process group (see env.setup_env)."""
+        self._rank, self._world_size, self._timestamp = setup_env(env_cfg, self._launcher)
+
+    def set_randomness(
+        self, seed: int | None = None, diff_rank_seed: bool = False, deterministic: bool = False
+    ) -> None:
+        """Seed every generator (see :func:`set_random_seed`); ``runner.seed`` is the seed used."""
+        self._deterministic = deterministic
+        self._seed = set_random_seed(
+            seed=seed, deterministic=deterministic, diff_rank_seed=diff_rank_seed
+        )
+
+    def build_logger(
+        self, log_level: int | str = "INFO", log_file: str | None = None, **kwargs: Any
+    ) -> MMLogger:
+        """The run's logger, writing ``log_dir/TIMESTAMP.log`` (appending: a compiled model
+        may close and reopen handlers)."""
+        if log_file is None:
+            log_file = osp.join(self._log_dir, f"{self._timestamp}.log")
+        kwargs.setdefault("name", self._experiment_name)
+        kwargs.setdefault("file_mode", "a")
+        return MMLogger.get_instance(log_level=log_level, log_file=log_file, **kwargs)
+
+    def build_message_hub(self, message_hub: dict | None = None) -> MessageHub:
+        """The run's message hub (where hooks leave losses, learning rates, timings)."""
+        if message_hub is None:
+            message_hub = dict(name=self._experiment_name)
+        elif isinstance(message_hub, Mapping):
+            message_hub = dict(message_hub)
+            message_hub.setdefault("name", self._experiment_name)
+        else:
+            raise TypeError(f"message_hub must be a dict or None, got {type(message_hub).__name__}")
+        return MessageHub.get_instance(**message_hub)
+
+    def build_visualizer(self, visualizer: Any = None) -> Any:
+        """The run's Visualizer: the one given, one built from a config (``name`` and
+        ``save_dir`` default to the run's), or one with a LocalVisBackend in the log dir."""
+        from treadle.visual import VISUALIZERS, Visualizer
+
+        if visualizer is None:
+            return Visualizer.get_instance(
+                name=self._experiment_name,
+                vis_backends=[dict(type="LocalVisBackend")],
+                save_dir=self._log_dir,
+            )
+        if isinstance(visualizer, Visualizer):
+            return visualizer
+        if isinstance(visualizer, Mapping):
+            visualizer = dict(visualizer)
+            visualizer.setdefault("name", self._experiment_name)
+            visualizer.setdefault("save_dir", self._log_dir)
+            return VISUALIZERS.build(visualizer)
+        raise TypeError(
+            f"visualizer must be a Visualizer, a config dict or None, got "
+            f"{type(visualizer).__name__}: {visualizer!r}"
+        )
+
+    def build_model(self, model: nn.Module | dict) -> nn.Module:
+        """``model`` itself when it is a module, else built from MODELS."""
+        if isinstance(model, nn.Module):
+            return model
+        if isinstance(model, Mapping):
+            try:
+                return MODELS.build(model)
+            except Exception as error:
+                error.add_note(f"while building model: {dict(model)!r}")
+                raise
+        raise TypeError(
+            f"model must be an nn.Module or a config dict, got {type(model).__name__}: {model!r}"
+        )
+
+    def wrap_model(self, model_wrapper_cfg: dict | None, model: nn.Module) -> nn.Module:
+        """Put the model on the device and, when distributed, in its wrapper (DDP by default,
+        or ``model_wrapper_cfg``), through the run's strategy."""
+        self.strategy = self._make_strategy(model_wrapper_cfg)
+        if not self._distributed:
+            self.logger.info(
+                "Distributed training is not used, all SyncBatchNorm (SyncBN) layers in the "
+                "model will be automatically reverted to BatchNormXd layers if they are used."
+            )
+        return self.strategy.wrap_model(model)
+
+    def _make_strategy(self, model_wrapper_cfg: dict | None) -> BaseStrategy:
+        # The plain Runner names no strategy: one device per process, DDP across processes.
+        return SingleDeviceStrategy(
+            model_wrapper_cfg=None if model_wrapper_cfg is None else dict(model_wrapper_cfg),
+            find_unused_parameters=self.cfg.get("find_unused_parameters", False),
+            sync_bn=self.cfg.get("sync_bn"),
+        )
+
+    def _init_model_weights(self) -> None:
+        model = self.model.module if is_model_wrapper(self.model) else self.model
+        if hasattr(model, "init_weights"):
+            model.init_weights()
+            if self._world_size > 1:
+                # Every rank starts from rank 0's weights.
+                for tensor in model.state_dict().values():
+                    broadcast(tensor)
+
+    def scale_lr(self, optim_wrapper: OptimWrapper, auto_scale_lr: dict | None = None) -> None:
+        """Scale the learning rates by the real total batch size over
+        ``auto_scale_lr['base_batch_size']`` when ``auto_scale_lr['enable']``; call it after
+        building the optimizer wrapper and before the schedulers (they keep the initial lr)."""
+        if not auto_scale_lr or not auto_scale_lr.get("enable", False):
+            return
+        if schedulers_are_built(self.param_schedulers):
+            raise RuntimeError(
+                "scale_lr must run before the parameter schedulers are built: they keep the "
+                "learning rate they start from"
+            )
+        if not isinstance(optim_wrapper, OptimWrapper):
+            raise TypeError("scale_lr needs the built optimizer wrapper (build_optim_wrapper)")
+        loader = self._train_dataloader
+        if isinstance(loader, DataLoader):
+            batch_size = loader.batch_size
+        elif isinstance(loader, Mapping) and "batch_size" in loader:
+            batch_size = loader["batch_size"]
+        else:
+            raise KeyError("auto_scale_lr needs train_dataloader.batch_size")
+        scale_lr(optim_wrapper, auto_scale_lr, batch_size, self._world_size, self.logger.info)
+
+    def build_optim_wrapper(self, optim_wrapper: Any) -> OptimWrapper:
+        """An OptimWrapper (OptimWrapperDict for several optimizers) from a config or objects."""
+        try:
+            return build_optim_wrapper(self.model, optim_wrapper)
+        except Exception as error:
+            error.add_note("while building optim_wrapper")
+            raise
+
+    def build_param_scheduler(self, scheduler: Any) -> Any:
+        """The parameter schedulers: a list, or a dict of lists per optimizer of an
+        OptimWrapperDict. Build the optimizer wrapper first. A config without ``end`` ends
+        with the training."""
+        if not isinstance(self.optim_wrapper, OptimWrapper):
+            raise RuntimeError(
+                "build_param_scheduler needs the built optimizer wrapper: call "
+                "build_optim_wrapper first"
+            )
+        check_scheduler_cfg(scheduler)
+        loop = self.train_loop
+        epoch_length = None
+        if loop is not None:
+            try:
+                epoch_length = len(loop.dataloader)
+            except TypeError:
+                epoch_length = None
+
+        def default_end(by_epoch: bool) -> int | None:
+            if loop is None:
+                return None
+            return loop.max_epochs if by_epoch else loop.max_iters
+
+        schedulers = build_param_schedulers(
+            scheduler, self.optim_wrapper, default_end, epoch_length
+        )
+        if loop is not None:
+            # An epoch-based scheduler in an iteration-based loop would step once, at the end.
+            check_schedulers_match_loop(
+                schedulers, by_epoch_loop=not isinstance(loop, IterBasedTrainLoop)
+            )
+        return schedulers
+
+    def build_evaluator(self, evaluator: Any) -> Evaluator:
+        """An Evaluator from one, a metric config, a list of metrics, or a config with
+        ``metrics`` (EVALUATOR, type default 'Evaluator')."""
+        if isinstance(evaluator, Evaluator):
+            return evaluator
+        if isinstance(evaluator, Mapping):
+            if "metrics" in evaluator:
+                cfg = dict(evaluator)
+                cfg.setdefault("type", "Evaluator")
+                return EVALUATOR.build(cfg)
+            return Evaluator(evaluator)
+        if isinstance(evaluator, (list, tuple)):
+            return Evaluator(list(evaluator))
+        raise TypeError(
+            f"evaluator must be an Evaluator, a metric config or a list of them, got "
+            f"{type(evaluator).__name__}: {evaluator!r}"
+        )
+
+    @staticmethod
+    def build_dataloader(
+        dataloader: DataLoader | dict, seed: int | None = None, diff_rank_seed: bool = False
+    ) -> DataLoader:
+        """A DataLoader from a config (see :func:`treadle.runner.runner.dataloader.
+        build_dataloader`); a DataLoader is returned as it is."""
+        return _build_dataloader(dataloader, seed=seed, diff_rank_seed=diff_rank_seed)
+
+    def build_train_loop(self, loop: Any) -> Any:
+        """The train loop: ``dict(type=...)`` from LOOPS, else EpochBasedTrainLoop
+        (``by_epoch=True``) or IterBasedTrainLoop."""
+        if isinstance(loop, BaseLoop):
+            return loop
+        if not isinstance(loop, Mapping):
+            raise TypeError(
+                f"train_cfg must be a loop or a dict, got {type(loop).__name__}: {loop!r}"
+            )
+        cfg = dict(copy.deepcopy(loop))
+        if "type" in cfg and "by_epoch" in cfg:
+            raise RuntimeError(
+                f"train_cfg has both type={cfg['type']!r} and by_epoch: by_epoch picks one of "
+                "the built-in loops, type names another; keep one"
+            )
+        if "type" not in cfg:
+            by_epoch = cfg.pop("by_epoch", "max_iters" not in cfg)
+            cfg["type"] = "EpochBasedTrainLoop" if by_epoch else "IterBasedTrainLoop"
+        try:
+            return LOOPS.build(
+                cfg, default_args=dict(runner=self, dataloader=self._train_dataloader)
+            )
+        except Exception as error:
+            error.add_note(f"while building the train loop from train_cfg={dict(loop)!r}")
+            raise
+
+    def build_val_loop(self, loop: Any) -> Any:
+        """The val loop: ``dict(type=...)`` from LOOPS, else ValLoop."""
+        return self._build_eval_loop(loop, "val", self._val_dataloader, self._val_evaluator)
+
+    def build_test_loop(self, loop: Any) -> Any:
+        """The test loop: ``dict(type=...)`` from LOOPS, else TestLoop."""
+        return self._build_eval_loop(loop, "test", self._test_dataloader, self._test_evaluator)
+
+    def _build_eval_loop(self, loop: Any, mode: str, dataloader: Any, evaluator: Any) -> Any:
+        if isinstance(loop, BaseLoop):
+            return loop
+        if not isinstance(loop, Mapping):
+            raise TypeError(
+                f"{mode}_cfg must be a loop or a dict, got {type(loop).__name__}: {loop!r}"
+            )
+        cfg = dict(copy.deepcopy(loop))
+        cfg.setdefault("type", "ValLoop" if mode == "val" else "TestLoop")
+        try:
+            return LOOPS.build(
+                cfg, default_args=dict(runner=self, dataloader=dataloader, evaluator=evaluator)
+            )
+        except Exception as error:
+            error.add_note(f"while building the {mode} loop from {mode}_cfg={dict(loop)!r}")
+            raise
+
+    def build_log_processor(self, log_processor: Any) -> Any:
+        """The LogProcessor: the one given, or built from its config (LOG_PROCESSORS, type
+        default 'LogProcessor')."""
+        if isinstance(log_processor, Mapping):
+            cfg = dict(copy.deepcopy(log_processor))
+            cfg.setdefault("type", "LogProcessor")
+            return LOG_PROCESSORS.build(cfg)
+        if hasattr(log_processor, "get_log_after_iter"):
+            return log_processor
+        raise TypeError(
+            f"log_processor must be a LogProcessor or a config dict, got "
+            f"{type(log_processor).__name__}: {log_processor!r}"
+        )

@@ -1,0 +1,176 @@
+"""What Runner.save_checkpoint, Runner.resume and Runner.load_checkpoint do.
+
+A runner checkpoint holds MMEngine's keys (``meta``, ``state_dict``, ``optimizer``,
+``param_schedulers``, ``message_hub``) and, beside them, treadle's ``loop`` (the train loop's
+position, sampler state and random generators) and ``hooks`` (``{hook class name: state}`` for
+hooks that have one). Everything in it loads with ``weights_only=True``; checkpoints written by
+MMEngine 0.10 load too (see :mod:`.mmengine_migration`).
+
+The functions take the runner as their first argument and use only its public surface
+(``model``, ``optim_wrapper``, ``param_schedulers``, ``message_hub``, ``train_loop``,
+``hooks``, ``call_hook``, ``logger``...), so they are tested with any object that has it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from treadle import dist, fileio
+from treadle.runner.checkpoint import save_checkpoint, weights_to_cpu
+
+from .checkpoint_contents import message_hub_state, sanitize, to_cpu
+from .checkpoint_loading import load_runner_checkpoint, read_runner_checkpoint, unwrapped
+from .resuming import plan_load_or_resume, resume_runner
+from .stateful_parts import stateful_hooks, train_dataset
+
+__all__ = [
+    "build_runner_checkpoint",
+    "load_runner_checkpoint",
+    "plan_load_or_resume",
+    "read_runner_checkpoint",
+    "resume_runner",
+    "runner_save_checkpoint",
+    "save_runner_checkpoint",
+]
+_TREADLE_VERSION_KEY = "treadle_version"
+
+
+def _treadle_version() -> str:
+    from treadle.runner import __version__
+
+    return __version__
+
+
+def _scheduler_states(param_schedulers: Any) -> Any:
+    if isinstance(param_schedulers, Mapping):
+        return {name: [s.state_dict() for s in group] for name, group in param_schedulers.items()}
+    return [scheduler.state_dict() for scheduler in param_schedulers]
+
+
+def build_runner_checkpoint(
+    runner: Any,
+    save_optimizer: bool = True,
+    save_param_scheduler: bool = True,
+    meta: dict | None = None,
+) -> dict[str, Any]:
+    """The checkpoint dict of ``runner`` (what :func:`save_runner_checkpoint` writes), after
+    the ``before_save_checkpoint`` hooks had their turn."""
+    if meta is None:
+        meta = {}
+    elif not isinstance(meta, dict):
+        raise TypeError(f"meta should be a dict or None, but got {type(meta).__name__}")
+    # Runner.save_checkpoint sets them by by_epoch; a direct call saves the current counters.
+    meta.setdefault("epoch", runner.epoch)
+    meta.setdefault("iter", runner.iter)
+    cfg = getattr(runner, "cfg", None)
+    meta.update(
+        cfg=getattr(cfg, "pretty_text", "") if cfg is not None else "",
+        seed=runner.seed,
+        experiment_name=runner.experiment_name,
+        time=time.strftime("%Y%m%d_%H%M%S", time.localtime()),
+        world_size=runner.world_size,
+    )
+    meta[_TREADLE_VERSION_KEY] = _treadle_version()
+    dataset = train_dataset(runner)
+    if hasattr(dataset, "metainfo"):
+        meta.update(dataset_meta=dataset.metainfo)
+    checkpoint: dict[str, Any] = {
+        "meta": meta,
+        "state_dict": weights_to_cpu(unwrapped(runner.model).state_dict()),
+        "message_hub": message_hub_state(runner.message_hub),
+    }
+    if save_optimizer:
+        wrapper = runner.optim_wrapper
+        if not callable(getattr(wrapper, "state_dict", None)):
+            raise TypeError(
+                "save_checkpoint(save_optimizer=True) needs a built optimizer wrapper "
+                f"(OptimWrapper or OptimWrapperDict), but runner.optim_wrapper is {wrapper!r}"
+            )
+        checkpoint["optimizer"] = to_cpu(wrapper.state_dict())
+    if save_param_scheduler and runner.param_schedulers is None:
+        runner.logger.warning(
+            "`save_param_scheduler` is True but `self.param_schedulers` is None, so skip "
+            "saving parameter schedulers"
+        )
+        save_param_scheduler = False
+    if save_param_scheduler:
+        checkpoint["param_schedulers"] = _scheduler_states(runner.param_schedulers)
+    loop = runner.train_loop
+    if callable(getattr(loop, "state_dict", None)):
+        checkpoint["loop"] = sanitize(to_cpu(loop.state_dict()), "loop")
+    hooks = {key: hook.state_dict() for key, hook in stateful_hooks(runner)}
+    hooks = {key: state for key, state in hooks.items() if state}
+    if hooks:
+        checkpoint["hooks"] = sanitize(to_cpu(hooks), "hooks")
+    runner.call_hook("before_save_checkpoint", checkpoint=checkpoint)
+    checkpoint["meta"] = sanitize(checkpoint["meta"], "meta")
+    return checkpoint
+
+
+def save_runner_checkpoint(
+    runner: Any,
+    filepath: str,
+    save_optimizer: bool = True,
+    save_param_scheduler: bool = True,
+    meta: dict | None = None,
+    backend_args: dict | None = None,
+) -> None:
+    """Write the checkpoint of ``runner`` to ``filepath`` (a local path or any treadle.fileio
+    URI), atomically; on rank 0 only, as MMEngine.
+
+    Example:
+        >>> save_runner_checkpoint(runner, 'work_dirs/toy/epoch_3.pth')
+    """
+    # Every rank's random generators, so that each rank resumes exactly; a collective, so it
+    # runs on all ranks (CheckpointHook calls save_checkpoint on every rank) before rank 0 writes.
+    per_rank = None
+    loop = getattr(runner, "_train_loop", None)
+    if dist.get_world_size() > 1 and callable(getattr(loop, "gather_rng_states", None)):
+        per_rank = loop.gather_rng_states()
+    if dist.get_rank() != 0:
+        return
+    checkpoint = build_runner_checkpoint(runner, save_optimizer, save_param_scheduler, meta)
+    if per_rank is not None and "loop" in checkpoint:
+        checkpoint["loop"]["rng_per_rank"] = sanitize(to_cpu(per_rank), "loop")
+    save_checkpoint(checkpoint, filepath, backend_args=backend_args)
+
+
+def runner_save_checkpoint(
+    runner: Any,
+    out_dir: str,
+    filename: str,
+    file_client_args: dict | None = None,
+    save_optimizer: bool = True,
+    save_param_scheduler: bool = True,
+    meta: dict | None = None,
+    by_epoch: bool = True,
+    backend_args: dict | None = None,
+) -> None:
+    """``Runner.save_checkpoint`` with MMEngine's arguments: the file is ``out_dir/filename``;
+    ``by_epoch`` decides which of epoch and iter counts the finished step (the hook that saves
+    runs before the loop advances its counter)."""
+    if meta is None:
+        meta = {}
+    elif not isinstance(meta, dict):
+        raise TypeError(f"meta should be a dict or None, but got {type(meta).__name__}")
+    if by_epoch:
+        meta.setdefault("epoch", runner.epoch + 1)
+        meta.setdefault("iter", runner.iter)
+    else:
+        meta.setdefault("epoch", runner.epoch)
+        meta.setdefault("iter", runner.iter + 1)
+    if file_client_args is not None:
+        if backend_args is not None:
+            raise ValueError(
+                '"file_client_args" and "backend_args" cannot be set at the same time.'
+            )
+        runner.logger.warning(
+            '"file_client_args" will be deprecated in future. Please use "backend_args" instead'
+        )
+        backend_args = file_client_args
+    filepath = fileio.join_path(out_dir, filename, backend_args=backend_args)
+    save_runner_checkpoint(
+        runner, filepath, save_optimizer, save_param_scheduler, meta, backend_args
+    )

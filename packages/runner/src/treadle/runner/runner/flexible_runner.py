@@ -1,0 +1,142 @@
+"""FlexibleRunner: the Runner with the strategy named in its arguments (MMEngine 0.10's
+``FlexibleRunner`` signature, keyword arguments after the model)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from torch import nn
+
+from treadle.config import Config
+from treadle.dist import infer_launcher
+from treadle.runner.registry import RUNNERS, STRATEGIES
+from treadle.runner.strategies import BaseStrategy
+
+from .runner import Runner
+
+
+@RUNNERS.register_module()
+class FlexibleRunner(Runner):
+    """The same engine as :class:`Runner`, with ``strategy`` choosing how the model is placed
+    and wrapped (a BaseStrategy or a STRATEGIES config; default SingleDeviceStrategy).
+
+    Differences in the arguments, as MMEngine's FlexibleRunner: everything after ``model`` is
+    keyword-only; ``work_dir`` defaults to 'work_dirs'; ``launcher=None`` infers the launcher
+    from the environment (torchrun, slurm, mpirun); ``resume`` may be a checkpoint path;
+    ``compile`` (bool or torch.compile arguments) compiles ``train_step``.
+
+    Example:
+        >>> runner = FlexibleRunner(
+        ...     model=dict(type='RunnerToyModel'), work_dir='work_dirs/toy',
+        ...     strategy=dict(type='SingleDeviceStrategy'),
+        ...     train_dataloader=dict(dataset=dict(type='RunnerToyDataset'),
+        ...                           sampler=dict(type='DefaultSampler'), batch_size=3),
+        ...     train_cfg=dict(by_epoch=True, max_epochs=1),
+        ...     optim_wrapper=dict(optimizer=dict(type='SGD', lr=0.01)))  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        model: nn.Module | dict,
+        *,
+        work_dir: str = "work_dirs",
+        experiment_name: str | None = None,
+        train_dataloader: Any = None,
+        optim_wrapper: Any = None,
+        param_scheduler: Any = None,
+        train_cfg: dict | None = None,
+        val_dataloader: Any = None,
+        val_evaluator: Any = None,
+        val_cfg: dict | None = None,
+        test_dataloader: Any = None,
+        test_evaluator: Any = None,
+        test_cfg: dict | None = None,
+        strategy: BaseStrategy | dict | None = None,
+        auto_scale_lr: dict | None = None,
+        default_hooks: dict | None = None,
+        custom_hooks: list | None = None,
+        data_preprocessor: Any = None,
+        load_from: str | None = None,
+        resume: bool | str = False,
+        launcher: str | None = None,
+        env_cfg: dict | None = None,
+        log_processor: dict | None = None,
+        log_level: str = "INFO",
+        visualizer: Any = None,
+        default_scope: str | None = "treadle",
+        randomness: dict | None = None,
+        compile: bool | dict = False,
+        cfg: Config | dict | None = None,
+    ) -> None:
+        if strategy is not None and not isinstance(strategy, (BaseStrategy, Mapping)):
+            raise TypeError(
+                f"strategy must be a BaseStrategy, a config dict or None, got "
+                f"{type(strategy).__name__}: {strategy!r}"
+            )
+        self._strategy_arg = strategy
+        if cfg is None:
+            cfg = Config(dict())
+        elif not isinstance(cfg, Config):
+            cfg = Config(dict(cfg))
+        if compile:
+            cfg["compile"] = compile
+        super().__init__(
+            model,
+            work_dir,
+            train_dataloader=train_dataloader,
+            val_dataloader=val_dataloader,
+            test_dataloader=test_dataloader,
+            train_cfg=train_cfg,
+            val_cfg=val_cfg,
+            test_cfg=test_cfg,
+            auto_scale_lr=auto_scale_lr,
+            optim_wrapper=optim_wrapper,
+            param_scheduler=param_scheduler,
+            val_evaluator=val_evaluator,
+            test_evaluator=test_evaluator,
+            default_hooks=default_hooks,
+            custom_hooks=custom_hooks,
+            data_preprocessor=data_preprocessor,
+            load_from=load_from,
+            resume=resume,
+            launcher=infer_launcher() if launcher is None else launcher,
+            env_cfg=env_cfg,
+            log_processor=log_processor,
+            log_level=log_level,
+            visualizer=visualizer,
+            default_scope=default_scope,
+            randomness=randomness,
+            experiment_name=experiment_name,
+            cfg=cfg,
+        )
+
+    @classmethod
+    def from_cfg(cls, cfg: Config | dict) -> FlexibleRunner:
+        """A FlexibleRunner from a whole config (the constructor's keys)."""
+        cfg = copy.deepcopy(cfg)
+        keys = (
+            "work_dir", "experiment_name", "train_dataloader", "optim_wrapper",
+            "param_scheduler", "train_cfg", "val_dataloader", "val_evaluator", "val_cfg",
+            "test_dataloader", "test_evaluator", "test_cfg", "strategy", "auto_scale_lr",
+            "default_hooks", "custom_hooks", "data_preprocessor", "load_from", "resume",
+            "launcher", "env_cfg", "log_processor", "log_level", "visualizer", "default_scope",
+            "randomness", "compile",
+        )  # fmt: skip
+        if "model" not in cfg:
+            raise KeyError("the config has no 'model'")
+        kwargs = {key: cfg[key] for key in keys if key in cfg}
+        return cls(cfg["model"], cfg=cfg, **kwargs)
+
+    def _make_strategy(self, model_wrapper_cfg: dict | None) -> BaseStrategy:
+        strategy = self._strategy_arg
+        if isinstance(strategy, BaseStrategy):
+            return strategy
+        if strategy is None:
+            return super()._make_strategy(model_wrapper_cfg)
+        strategy_cfg = dict(strategy)
+        strategy_cfg.setdefault("type", "SingleDeviceStrategy")
+        if model_wrapper_cfg is not None:
+            strategy_cfg.setdefault("model_wrapper_cfg", dict(model_wrapper_cfg))
+        return STRATEGIES.build(strategy_cfg)

@@ -1,0 +1,246 @@
+"""Resuming a runner from a checkpoint, and deciding where to resume from.
+
+``resume_runner`` restores, in this order: the model's weights (after the
+``after_load_checkpoint`` hooks), the loop counters, the seed, the message hub, the
+optimizer wrapper (with its grad scaler), the parameter schedulers, the state of every hook
+that has one, and the train loop's own state (position in the epoch, sampler, random
+generators), which it restores last so that nothing draws from a generator after it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+from treadle import dist
+from treadle.runner.checkpoint import find_latest_checkpoint
+from treadle.runner.device import get_device
+
+from .checkpoint_contents import load_message_hub_state, restore_history_buffers
+from .checkpoint_loading import load_runner_checkpoint
+from .stateful_parts import stateful_hooks, train_dataset
+
+
+class LoadPlan(NamedTuple):
+    """What ``load_or_resume`` does: ``action`` is 'resume', 'load' (weights only) or None."""
+
+    action: str | None
+    path: str | None
+
+
+def _is_local(path: str) -> bool:
+    return "://" not in path and "::" not in path
+
+
+def _decide(work_dir: str, resume: bool, load_from: str | None, logger: Any) -> LoadPlan:
+    if load_from is not None and _is_local(load_from) and not os.path.isfile(load_from):
+        raise FileNotFoundError(
+            f"load_from={load_from!r}: no such checkpoint file (local path; resume={resume})"
+        )
+    if not resume:
+        return LoadPlan("load", load_from) if load_from is not None else LoadPlan(None, None)
+    latest = find_latest_checkpoint(work_dir)
+    if latest is not None:
+        if load_from is not None:
+            logger.info(
+                f"resume=True: work_dir {work_dir} holds the checkpoint {latest}, so the run "
+                f"continues from it and load_from={load_from!r} is not used"
+            )
+        else:
+            logger.info(f"Auto resumed from the latest checkpoint {latest}.")
+        return LoadPlan("resume", latest)
+    if load_from is not None:
+        return LoadPlan("resume", load_from)
+    logger.warning(
+        f"resume=True but work_dir {work_dir} holds no complete checkpoint and load_from is "
+        "not set: training starts from scratch"
+    )
+    return LoadPlan(None, None)
+
+
+def plan_load_or_resume(
+    work_dir: str, resume: bool, load_from: str | None, logger: Any
+) -> LoadPlan:
+    """Where a runner starts from. ``resume=True``: the newest complete checkpoint in
+    ``work_dir`` (so the same command run again continues an interrupted run), else
+    ``load_from`` resumed fully, else a fresh start with a warning. ``resume=False``:
+    ``load_from`` loads weights only. Rank 0 decides and the others follow.
+
+    Example:
+        >>> plan_load_or_resume('work_dirs/toy', resume=True, load_from=None, logger=logger)
+        LoadPlan(action='resume', path='work_dirs/toy/epoch_2.pth')
+    """
+    plan = [None]
+    if dist.get_rank() == 0:
+        plan[0] = tuple(_decide(work_dir, resume, load_from, logger))
+    if dist.get_world_size() > 1:
+        dist.broadcast_object_list(plan, src=0)
+    return LoadPlan(*plan[0])
+
+
+def _restore_counters(runner: Any, meta: Mapping[str, Any]) -> None:
+    # MMEngine's loops keep the counters in _epoch/_iter; a loop that has state_dict() gets
+    # its whole state later.
+    loop = runner.train_loop
+    for name in ("epoch", "iter"):
+        if name in meta and hasattr(loop, f"_{name}"):
+            setattr(loop, f"_{name}", meta[name])
+
+
+def _restore_seed(runner: Any, meta: Mapping[str, Any]) -> None:
+    resumed_seed = meta.get("seed")
+    randomness = getattr(runner, "_randomness_cfg", None)
+    if resumed_seed is None or randomness is None:
+        return
+    current_seed = randomness.get("seed")
+    if resumed_seed == current_seed:
+        return
+    if current_seed is not None:
+        runner.logger.warning(
+            f'The value of random seed in the checkpoint "{resumed_seed}" is different from '
+            f'the value in `randomness` config "{current_seed}"'
+        )
+    randomness.update(seed=resumed_seed)
+    set_randomness = getattr(runner, "set_randomness", None)
+    if callable(set_randomness):
+        set_randomness(**randomness)
+
+
+def _same(first: Any, second: Any) -> bool:
+    try:
+        return bool(first == second)
+    except Exception:  # numpy arrays and other values without a plain ==
+        return repr(first) == repr(second)
+
+
+def _check_dataset_meta(runner: Any, meta: Mapping[str, Any]) -> None:
+    saved = meta.get("dataset_meta")
+    current = getattr(train_dataset(runner), "metainfo", None)
+    if not _same(saved, current):
+        runner.logger.warning(
+            "The dataset metainfo from the resumed checkpoint is different from the current "
+            "training dataset, please check the correctness of the checkpoint or the training "
+            "dataset."
+        )
+
+
+def _check_world_size(runner: Any, checkpoint: Mapping[str, Any], filename: str) -> None:
+    saved = checkpoint["meta"].get("world_size")
+    if "loop" not in checkpoint or saved is None or saved == runner.world_size:
+        return
+    raise RuntimeError(
+        f"cannot resume from {filename}: it was saved by a run of {saved} processes and this "
+        f"run has {runner.world_size}. Its train loop state (the sampler's position and the "
+        f"random generators of each rank) only means the same thing with {saved} processes: "
+        f"resume with {saved} processes, or start a new run with load_from={filename!r} and "
+        "resume=False to take the weights only"
+    )
+
+
+def _restore_optimizer(runner: Any, state: Any) -> None:
+    wrapper = runner.optim_wrapper
+    if not callable(getattr(wrapper, "load_state_dict", None)):
+        wrapper = runner.build_optim_wrapper(wrapper)
+        runner.optim_wrapper = wrapper
+    wrapper.load_state_dict(state)
+
+
+def _built_schedulers(runner: Any) -> Any:
+    schedulers = runner.param_schedulers
+    groups = schedulers.values() if isinstance(schedulers, Mapping) else [schedulers]
+    if all(callable(getattr(s, "load_state_dict", None)) for g in groups for s in g):
+        return schedulers
+    runner.param_schedulers = runner.build_param_scheduler(schedulers)
+    return runner.param_schedulers
+
+
+def _load_scheduler_group(runner: Any, name: str, schedulers: list, states: list) -> None:
+    if len(schedulers) != len(states):
+        runner.logger.warning(
+            f"the checkpoint has {len(states)} parameter schedulers{name} and this run has "
+            f"{len(schedulers)}: only the first {min(len(states), len(schedulers))} are resumed"
+        )
+    for scheduler, state in zip(schedulers, states, strict=False):
+        scheduler.load_state_dict(state)
+
+
+def _restore_schedulers(runner: Any, states: Any) -> None:
+    schedulers = _built_schedulers(runner)
+    if isinstance(schedulers, Mapping):
+        if not isinstance(states, Mapping):
+            raise TypeError(
+                "the checkpoint's param_schedulers is a list, but this run has schedulers per "
+                f"optimizer ({', '.join(schedulers)})"
+            )
+        for name, group in schedulers.items():
+            _load_scheduler_group(runner, f" for {name!r}", group, states.get(name, []))
+    else:
+        if isinstance(states, Mapping):
+            raise TypeError(
+                "the checkpoint has param_schedulers per optimizer "
+                f"({', '.join(states)}), but this run has one list of schedulers"
+            )
+        _load_scheduler_group(runner, "", schedulers, states)
+
+
+def _restore_hooks(runner: Any, states: Mapping[str, Any]) -> None:
+    unused = dict(states)
+    for key, hook in stateful_hooks(runner):
+        if key in unused:
+            hook.load_state_dict(restore_history_buffers(unused.pop(key)))
+    if unused:
+        runner.logger.warning(
+            f"the checkpoint holds the state of hooks this run does not have: "
+            f"{', '.join(sorted(unused))}; it is not used"
+        )
+
+
+def resume_runner(
+    runner: Any,
+    filename: str,
+    resume_optimizer: bool = True,
+    resume_param_scheduler: bool = True,
+    map_location: str | Callable = "default",
+) -> None:
+    """``Runner.resume``: continue the run saved in ``filename`` (a treadle or MMEngine 0.10
+    checkpoint) from the same epoch, iteration and batch.
+
+    Example:
+        >>> resume_runner(runner, 'work_dirs/toy/iter_40.pth')
+        >>> runner.iter
+        40
+    """
+    if map_location == "default":
+        map_location = get_device()
+    checkpoint = load_runner_checkpoint(runner, filename, map_location=map_location)
+    meta = checkpoint.get("meta")
+    if not isinstance(meta, Mapping) or "epoch" not in meta or "iter" not in meta:
+        raise KeyError(
+            f"{filename} is not a checkpoint a runner can resume from: its 'meta' has no epoch "
+            f"and iter (the checkpoint holds {', '.join(map(repr, checkpoint))}). To take its "
+            f"weights only, use load_from={filename!r} with resume=False"
+        )
+    _check_world_size(runner, checkpoint, filename)
+    _restore_counters(runner, meta)
+    _restore_seed(runner, meta)
+    _check_dataset_meta(runner, meta)
+    if "message_hub" in checkpoint:
+        load_message_hub_state(runner.message_hub, checkpoint["message_hub"])
+    if "optimizer" in checkpoint and resume_optimizer:
+        _restore_optimizer(runner, checkpoint["optimizer"])
+    if resume_param_scheduler and runner.param_schedulers is None:
+        runner.logger.warning(
+            "`resume_param_scheduler` is True but `self.param_schedulers` is None, so skip "
+            "resuming parameter schedulers"
+        )
+        resume_param_scheduler = False
+    if "param_schedulers" in checkpoint and resume_param_scheduler:
+        _restore_schedulers(runner, checkpoint["param_schedulers"])
+    if "hooks" in checkpoint:
+        _restore_hooks(runner, checkpoint["hooks"])
+    loop = runner.train_loop
+    if "loop" in checkpoint and callable(getattr(loop, "load_state_dict", None)):
+        loop.load_state_dict(checkpoint["loop"])
+    runner._has_loaded = True
+    runner.logger.info(f"resumed epoch: {runner.epoch}, iter: {runner.iter}")

@@ -1,0 +1,125 @@
+"""ParamSchedulerHook (per-iteration, per-epoch and validation-driven schedulers; one list or
+one per optimizer) and DistSamplerSeedHook."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+from hooks_a_stub_runner import HooksStubRunner
+
+from treadle.runner.hooks import DistSamplerSeedHook, ParamSchedulerHook
+from treadle.runner.optim import MultiStepLR, ReduceOnPlateauLR
+
+
+@pytest.fixture
+def runner(tmp_path):
+    return HooksStubRunner(tmp_path)
+
+
+def lr(runner):
+    return runner.optim_wrapper.optimizer.param_groups[0]["lr"]
+
+
+def test_no_schedulers_is_fine(runner):
+    hook = ParamSchedulerHook()
+    hook.after_train_iter(runner, 0)
+    hook.after_train_epoch(runner)
+    hook.after_val_epoch(runner, metrics={"loss": 1.0})
+
+
+def test_iteration_schedulers_step_after_iterations_and_epoch_ones_after_epochs(runner):
+    optimizer = runner.optim_wrapper.optimizer
+    by_iter = MultiStepLR(optimizer, milestones=[2], gamma=0.5, by_epoch=False)
+    by_epoch = MultiStepLR(optimizer, milestones=[1], gamma=0.1, by_epoch=True)
+    runner.param_schedulers = [by_iter, by_epoch]
+    hook = ParamSchedulerHook()
+    seen = []
+    for i in range(3):
+        optimizer.step()
+        hook.after_train_iter(runner, i)
+        seen.append(lr(runner))
+    assert seen == pytest.approx([0.1, 0.05, 0.05])
+    hook.after_train_epoch(runner)
+    assert lr(runner) == pytest.approx(0.005)
+
+
+def test_a_dict_of_lists_steps_every_optimizers_schedulers(runner):
+    a = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    b = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    runner.param_schedulers = {
+        "a": [MultiStepLR(a, milestones=[1], by_epoch=False)],
+        "b": [MultiStepLR(b, milestones=[1], by_epoch=True)],
+    }
+    hook = ParamSchedulerHook()
+    a.step()
+    b.step()
+    hook.after_train_iter(runner, 0)
+    assert a.param_groups[0]["lr"] == pytest.approx(0.1)
+    assert b.param_groups[0]["lr"] == 1.0
+    hook.after_train_epoch(runner)
+    assert b.param_groups[0]["lr"] == pytest.approx(0.1)
+
+
+def test_replaced_schedulers_are_picked_up(runner):
+    hook = ParamSchedulerHook()
+    optimizer = runner.optim_wrapper.optimizer
+    first = MultiStepLR(optimizer, milestones=[100], by_epoch=False)
+    runner.param_schedulers = [first]
+    optimizer.step()
+    hook.after_train_iter(runner, 0)
+    second = MultiStepLR(optimizer, milestones=[100], by_epoch=False)
+    runner.param_schedulers = [second]
+    optimizer.step()
+    hook.after_train_iter(runner, 1)
+    assert first.last_step == 1 and second.last_step == 1
+
+
+def test_validation_driven_schedulers_get_the_metrics(runner):
+    optimizer = runner.optim_wrapper.optimizer
+    plateau = ReduceOnPlateauLR(optimizer, monitor="loss", patience=0, factor=0.5)
+    runner.param_schedulers = [plateau]
+    hook = ParamSchedulerHook()
+    hook.after_val_epoch(runner, metrics=None)  # nothing to compare: no step
+    hook.after_val_epoch(runner, metrics={"loss": 1.0})
+    hook.after_val_epoch(runner, metrics={"loss": 2.0})
+    assert lr(runner) == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize("bad", [("not", "a", "list"), {"a": "scheduler"}, 3])
+def test_bad_param_schedulers_are_named(runner, bad):
+    runner.param_schedulers = bad
+    with pytest.raises(TypeError, match="a list of parameter schedulers or a dict of such lists"):
+        ParamSchedulerHook().after_train_epoch(runner)
+
+
+class Sampler:
+    def __init__(self):
+        self.epochs = []
+
+    def set_epoch(self, epoch):
+        self.epochs.append(epoch)
+
+    def __iter__(self):
+        return iter(())
+
+
+def test_sampler_seed_sets_the_epoch_on_the_sampler(runner):
+    runner.epoch = 2
+    DistSamplerSeedHook().before_train_epoch(runner)
+    assert runner.train_dataloader.sampler.epoch == 2
+
+
+def test_sampler_seed_looks_inside_a_batch_sampler():
+    sampler = Sampler()
+    loader = SimpleNamespace(sampler=object(), batch_sampler=SimpleNamespace(sampler=sampler))
+    runner = SimpleNamespace(epoch=4, train_loop=SimpleNamespace(dataloader=loader))
+    DistSamplerSeedHook().before_train_epoch(runner)
+    assert sampler.epochs == [4]
+
+
+def test_sampler_seed_ignores_samplers_without_set_epoch():
+    loader = SimpleNamespace(sampler=object(), batch_sampler=None)
+    runner = SimpleNamespace(epoch=1, train_loop=SimpleNamespace(dataloader=loader))
+    DistSamplerSeedHook().before_train_epoch(runner)
