@@ -10,13 +10,12 @@ from __future__ import annotations
 import contextlib
 import http.client
 import http.server
-import logging
 import socket
 import struct
 import threading
-import uuid
 
 import pytest
+from s3_server import moto_endpoint, new_bucket, use_moto  # noqa: F401 (a fixture)
 
 from treadle.fileio import backends, file_handlers
 from treadle.fileio.backends import registry_utils
@@ -52,30 +51,10 @@ def restore_registries():
         target.update(snapshot)
 
 
-@pytest.fixture(scope="session")
-def moto_endpoint():
-    """The URL of a moto S3 server on 127.0.0.1, for the whole session."""
-    pytest.importorskip("boto3")
-    moto_server = pytest.importorskip("moto.server")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
 @pytest.fixture
-def s3_env(moto_endpoint, monkeypatch, tmp_path):
+def s3_env(moto_endpoint, monkeypatch, tmp_path):  # noqa: F811 (the imported fixture)
     """AWS configuration from the environment only, pointing at the moto server."""
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
-    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3"):
-        monkeypatch.delenv(name, raising=False)
+    use_moto(moto_endpoint, monkeypatch, tmp_path)
     return moto_endpoint
 
 
@@ -88,11 +67,9 @@ def s3_client(s3_env):
 
 
 @pytest.fixture
-def bucket(s3_client) -> str:
+def bucket(s3_env) -> str:
     """A new, empty bucket."""
-    name = f"treadle-{uuid.uuid4().hex[:16]}"
-    s3_client.create_bucket(Bucket=name)
-    return name
+    return new_bucket(s3_env)
 
 
 class FaultyProxy:

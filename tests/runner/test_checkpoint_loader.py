@@ -17,6 +17,8 @@ import uuid
 
 import pytest
 import torch
+from runner_toys import captured_log
+from s3_server import bucket, moto_endpoint  # noqa: F401 (fixtures)
 from torch import nn
 
 from treadle.runner.checkpoint import (
@@ -28,29 +30,11 @@ from treadle.runner.checkpoint import (
 )
 
 
-class Records(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.lines)
-
-
 @pytest.fixture
 def current_log():
     """What is logged through the current treadle logger during the test."""
-    from treadle.logging import MMLogger
-
-    logger = MMLogger.get_current_instance()
-    handler = Records()
-    logger.addHandler(handler)
-    yield handler
-    logger.removeHandler(handler)
+    with captured_log() as log:
+        yield log
 
 
 @pytest.fixture(autouse=True)
@@ -241,34 +225,7 @@ def test_http_url_without_a_file_name_is_refused(torch_home):
 # --- s3 ---
 
 
-@pytest.fixture(scope="module")
-def moto_endpoint():
-    pytest.importorskip("boto3")
-    moto_server = pytest.importorskip("moto.server")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
-@pytest.fixture
-def bucket(moto_endpoint, monkeypatch, tmp_path):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
-    import boto3
-
-    name = f"treadle-{uuid.uuid4().hex[:16]}"
-    boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket=name)
-    return name
-
-
-def test_s3_round_trip_and_missing_key(bucket):
+def test_s3_round_trip_and_missing_key(bucket):  # noqa: F811 (the imported fixture)
     save_checkpoint(
         {"state_dict": weights(), "meta": {"epoch": 2}}, f"s3://{bucket}/run/epoch_2.pth"
     )
@@ -358,7 +315,7 @@ def test_torchvision_names(server, torch_home, monkeypatch, current_log):
     assert _load_checkpoint("torchvision://tinynet.default")["w"].item() == 2.0
     assert _load_checkpoint("torchvision://tinynet.imagenet1k_v1")["w"].item() == 1.0
     assert _load_checkpoint("modelzoo://tinynet.imagenet1k_v2")["w"].item() == 2.0
-    assert '"modelzoo://" is deprecated' in current_log.text
+    assert '"modelzoo://" is deprecated' in "\n".join(current_log.messages)
     with pytest.raises(
         KeyError, match=r"torchvision://tinynte is not a known model\. Did you mean 'tinynet'"
     ):
@@ -390,7 +347,7 @@ def test_open_mmlab_names_come_from_the_users_list(server, torch_home, treadle_h
     assert "state_dict" in _load_checkpoint("openmmlab://local_one")
     _load_checkpoint("open-mmlab://old_r50")
     assert "open-mmlab://old_r50 is deprecated in favor of open-mmlab://resnet50_caffe" in (
-        current_log.text
+        "\n".join(current_log.messages)
     )
 
 

@@ -6,33 +6,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from runner_toy_hooks import MMENGINE_STAGES
 
 from treadle.runner.hooks import Hook, Priority, get_priority
-
-MMENGINE_STAGES = (
-    "before_run",
-    "after_load_checkpoint",
-    "before_train",
-    "before_train_epoch",
-    "before_train_iter",
-    "after_train_iter",
-    "after_train_epoch",
-    "before_val",
-    "before_val_epoch",
-    "before_val_iter",
-    "after_val_iter",
-    "after_val_epoch",
-    "after_val",
-    "before_save_checkpoint",
-    "after_train",
-    "before_test",
-    "before_test_epoch",
-    "before_test_iter",
-    "after_test_iter",
-    "after_test_epoch",
-    "after_test",
-    "after_run",
-)
 
 
 class Recorder(Hook):

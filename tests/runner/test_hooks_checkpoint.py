@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from hooks_b_s3 import bucket, moto_endpoint  # noqa: F401 (fixtures)
 from hooks_b_stub_runner import StubRunner, files
 from runner_toys import captured_log
+from s3_server import bucket, moto_endpoint  # noqa: F401 (fixtures)
 
 from treadle import fileio
 from treadle.runner.checkpoint import find_latest_checkpoint

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from hooks_b_s3 import bucket, moto_endpoint  # noqa: F401 (fixtures)
 from hooks_b_stub_runner import files
+from s3_server import bucket, moto_endpoint  # noqa: F401 (fixtures)
 
 from treadle import fileio
 

@@ -8,9 +8,9 @@ import json
 import os
 
 import pytest
-from hooks_b_s3 import bucket, moto_endpoint  # noqa: F401 (fixtures)
 from hooks_b_stub_runner import StubRunner
 from runner_toys import captured_log
+from s3_server import bucket, moto_endpoint  # noqa: F401 (fixtures)
 
 from treadle import fileio
 from treadle.runner.hooks.logger_hook import LoggerHook

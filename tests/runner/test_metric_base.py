@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 import pytest
+from runner_toys import captured_log
 
 from treadle.logging import Logger
 from treadle.runner.evaluator import BaseMetric
@@ -43,13 +44,8 @@ class PerBatch(Accuracy):
 @pytest.fixture
 def logged():
     """The messages logged through the current treadle Logger during the test."""
-    records: list[logging.LogRecord] = []
-    handler = logging.Handler()
-    handler.emit = records.append
-    logger = Logger.get_current_instance()
-    logger.addHandler(handler)
-    yield lambda: [(record.levelno, record.getMessage()) for record in records]
-    logger.removeHandler(handler)
+    with captured_log(Logger.get_current_instance()) as log:
+        yield lambda: [(record.levelno, record.getMessage()) for record in log.records]
 
 
 def samples(*pairs):

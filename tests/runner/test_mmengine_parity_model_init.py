@@ -8,7 +8,6 @@ Runs only where mmengine is installed: ``hatch run mmengine:pytest ...``.
 from __future__ import annotations
 
 import copy
-import logging
 import pickle
 import re
 
@@ -20,21 +19,13 @@ import mmengine.logging as mm_logging
 import mmengine.model as mm
 import mmengine.model.weight_init as mm_weight_init
 import torch
+from runner_toys import LogCapture
 from torch import nn
 
 import treadle.logging as tr_logging
 import treadle.runner.model as tr
 
 SIDES = {"mmengine": (mm, mm_logging.MMLogger), "treadle": (tr, tr_logging.MMLogger)}
-
-
-class Records(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.messages: list[str] = []
-
-    def emit(self, record):
-        self.messages.append(record.getMessage())
 
 
 def toy():
@@ -167,7 +158,7 @@ def init_record(side: str, checkpoint: str) -> tuple[nn.Module, dict[str, tuple[
     """Build and init the network on one side; return it with {name: (shape, init info)}
     parsed from what the side logged."""
     logger = SIDES[side][1].get_current_instance()
-    handler = Records()
+    handler = LogCapture()
     logger.addHandler(handler)
     try:
         torch.manual_seed(4)

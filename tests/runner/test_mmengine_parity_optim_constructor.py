@@ -8,7 +8,6 @@ Runs only where mmengine is installed: ``hatch run mmengine:pytest ...``.
 
 from __future__ import annotations
 
-import logging
 import sys
 import types
 
@@ -20,6 +19,7 @@ import mmengine.logging as mm_logging
 import mmengine.optim as mm
 import mmengine.optim.optimizer.default_constructor as mm_default_constructor
 import torch
+from runner_toys import captured_log
 from torch import nn
 
 import treadle.runner.optim as tr
@@ -157,23 +157,15 @@ def test_the_logged_settings_are_mmengines(monkeypatch):
     """MMEngine logs one line per setting, treadle one per parameter: the same settings."""
 
     def settings(logger_class, module):
-        records = []
-        handler = logging.Handler()
-        handler.emit = records.append
-        logger = logger_class.get_current_instance()
-        logger.addHandler(handler)
-        try:
+        with captured_log(logger_class.get_current_instance()) as log:
             model = Net()
             cfg = dict(
                 optimizer=dict(type="SGD", lr=LR, weight_decay=WD),
                 paramwise_cfg=dict(custom_keys=CUSTOM_KEYS, **ALL_RULES),
             )
             module.build_optim_wrapper(model, cfg)
-        finally:
-            logger.removeHandler(handler)
         found = set()
-        for record in records:
-            message = record.getMessage()
+        for message in log.messages:
             if message.startswith("paramwise_options -- "):
                 name, _, rest = message[len("paramwise_options -- ") :].partition(":")
                 found.update((name, item) for item in rest.split(", "))

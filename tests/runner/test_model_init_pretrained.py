@@ -6,7 +6,6 @@ and the errors of each step."""
 from __future__ import annotations
 
 import io
-import logging
 import pickle
 import subprocess
 import sys
@@ -15,10 +14,10 @@ from collections import OrderedDict
 
 import pytest
 import torch
+from runner_toys import captured_log
 from torch import nn
 
 from treadle import fileio
-from treadle.logging import MMLogger
 from treadle.runner.model import BaseModule, PretrainedInit, initialize
 from treadle.runner.model.weight_init.pretrained import (
     LOAD_CHECKPOINT,
@@ -28,22 +27,10 @@ from treadle.runner.model.weight_init.pretrained import (
 from treadle.runner.registry import FUNCTIONS
 
 
-class Records(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.messages: list[str] = []
-
-    def emit(self, record):
-        self.messages.append(record.getMessage())
-
-
 @pytest.fixture
 def log():
-    logger = MMLogger.get_current_instance()
-    handler = Records()
-    logger.addHandler(handler)
-    yield handler
-    logger.removeHandler(handler)
+    with captured_log() as capture:
+        yield capture
 
 
 def backbone():

@@ -8,7 +8,7 @@ import logging
 import pytest
 import torch
 from runner_toy_model import toy_cfg
-from runner_toys import LogCapture
+from runner_toys import captured_log
 from torch import nn
 
 from treadle.runner.runner import Runner, turn_on_activation_checkpointing
@@ -58,10 +58,6 @@ def test_runner_turns_it_on_from_the_config(tmp_path):
 def test_efficient_conv_bn_eval_is_ignored_with_a_warning(tmp_path):
     cfg = toy_cfg(tmp_path, default_hooks=dict(checkpoint=None))
     runner = Runner(**cfg, cfg=dict(efficient_conv_bn_eval=["head"]))
-    capture = LogCapture()
-    runner.logger.addHandler(capture)
-    try:
+    with captured_log(runner.logger) as capture:
         runner.train()
-    finally:
-        runner.logger.removeHandler(capture)
     assert any("efficient_conv_bn_eval is not supported" in m for m in capture.at(logging.WARNING))

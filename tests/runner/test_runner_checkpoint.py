@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 
@@ -11,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 from runner_checkpoint_stub import CountingHook, StubRunner
-from runner_toys import LogCapture
+from runner_toys import captured_log
 
 from treadle.runner.runner import checkpointing
 from treadle.runner.runner.checkpointing import (
@@ -23,16 +22,6 @@ from treadle.runner.runner.checkpointing import (
 )
 
 MMENGINE_KEYS = {"meta", "state_dict", "optimizer", "param_schedulers", "message_hub"}
-
-
-@contextlib.contextmanager
-def logged(runner: StubRunner):
-    capture = LogCapture()
-    runner.logger.addHandler(capture)
-    try:
-        yield capture
-    finally:
-        runner.logger.removeHandler(capture)
 
 
 def batches(count: int, seed: int = 0):
@@ -115,7 +104,7 @@ def test_file_client_args_and_backend_args_together_are_refused(tmp_path):
 
 def test_file_client_args_still_works_with_a_warning(tmp_path):
     runner = trained(1)
-    with logged(runner) as log:
+    with captured_log(runner.logger) as log:
         runner_save_checkpoint(
             runner, str(tmp_path), "c.pth", file_client_args={"backend": "local"}
         )
@@ -133,7 +122,7 @@ def test_optimizer_and_schedulers_can_be_left_out(tmp_path):
 def test_no_schedulers_is_a_warning_when_saving(tmp_path):
     runner = trained(1)
     runner.param_schedulers = None
-    with logged(runner) as log:
+    with captured_log(runner.logger) as log:
         checkpoint = build_runner_checkpoint(runner)
     assert "param_schedulers" not in checkpoint
     assert any("self.param_schedulers` is None" in m for m in log.at(logging.WARNING))
@@ -166,7 +155,7 @@ class Opaque:
 def test_unknown_objects_are_kept_with_a_warning_naming_them(tmp_path):
     runner = trained(1)
     runner.message_hub.update_info("thing", Opaque())
-    with logged(runner) as log:
+    with captured_log(runner.logger) as log:
         save_runner_checkpoint(runner, str(tmp_path / "c.pth"))
     (warning,) = [m for m in log.at(logging.WARNING) if "refuses" in m]
     assert "message_hub['runtime_info']['thing']" in warning
@@ -225,7 +214,7 @@ def test_resume_logs_where_it_continues(tmp_path):
     path = str(tmp_path / "c.pth")
     save_runner_checkpoint(runner, path)
     fresh = StubRunner()
-    with logged(fresh) as log:
+    with captured_log(fresh.logger) as log:
         resume_runner(fresh, path)
     assert "resumed epoch: 0, iter: 2" in log.messages
 
@@ -236,7 +225,7 @@ def test_resume_warns_about_another_seed_and_takes_the_saved_one(tmp_path):
     fresh = StubRunner(seed=5)
     reseeded = []
     fresh.set_randomness = lambda **cfg: reseeded.append(cfg)
-    with logged(fresh) as log:
+    with captured_log(fresh.logger) as log:
         resume_runner(fresh, path)
     assert any(
         'checkpoint "0" is different from the value in `randomness` config "5"' in m
@@ -250,7 +239,7 @@ def test_resume_warns_about_another_dataset(tmp_path):
     save_runner_checkpoint(trained(1), path)
     fresh = StubRunner()
     fresh.train_dataloader.dataset.metainfo = {"classes": ("c",)}
-    with logged(fresh) as log:
+    with captured_log(fresh.logger) as log:
         resume_runner(fresh, path)
     assert any(
         "dataset metainfo from the resumed checkpoint is different" in m
@@ -281,7 +270,7 @@ def test_resume_reports_hook_states_it_cannot_place(tmp_path):
     save_runner_checkpoint(runner, path)
     assert set(torch.load(path, weights_only=True)["hooks"]) == {"CountingHook", "CountingHook.1"}
     fresh = StubRunner()
-    with logged(fresh) as log:
+    with captured_log(fresh.logger) as log:
         resume_runner(fresh, path)
     assert fresh.hooks[0].seen == 1
     assert any("hooks this run does not have: CountingHook.1" in m for m in log.at(logging.WARNING))
@@ -292,7 +281,7 @@ def test_resume_warns_when_scheduler_counts_differ(tmp_path):
     save_runner_checkpoint(trained(1), path)
     fresh = StubRunner()
     fresh.param_schedulers = fresh.param_schedulers * 2
-    with logged(fresh) as log:
+    with captured_log(fresh.logger) as log:
         resume_runner(fresh, path)
     assert any(
         "has 1 parameter schedulers and this run has 2" in m for m in log.at(logging.WARNING)
@@ -322,7 +311,7 @@ def test_save_and_resume_on_another_storage():
 
 def test_plan_resume_with_an_empty_work_dir_warns_and_starts_fresh(tmp_path):
     runner = StubRunner()
-    with logged(runner) as log:
+    with captured_log(runner.logger) as log:
         plan = plan_load_or_resume(str(tmp_path), True, None, runner.logger)
     assert plan == (None, None)
     assert any(
@@ -336,7 +325,7 @@ def test_plan_resume_takes_the_newest_checkpoint_of_work_dir_over_load_from(tmp_
     save_runner_checkpoint(runner, str(tmp_path / "epoch_2.pth"))
     elsewhere = str(tmp_path / "other.pth")
     save_runner_checkpoint(runner, elsewhere)
-    with logged(runner) as log:
+    with captured_log(runner.logger) as log:
         plan = plan_load_or_resume(str(tmp_path), True, elsewhere, runner.logger)
     assert plan == ("resume", str(tmp_path / "epoch_2.pth"))
     assert any("load_from=" in m and "is not used" in m for m in log.messages)

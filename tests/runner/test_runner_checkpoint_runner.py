@@ -9,27 +9,15 @@ import os
 
 import pytest
 import torch
-from runner_checkpoint_stub import EightPoints, LinearToy
+from mmengine_checkpoint_data import TRAIN_SETTINGS, eight_points_loader
+from runner_checkpoint_stub import LinearToy
+from runner_toy_hooks import StopAfterEpoch
 from runner_toy_model import toy_cfg, toy_two_optim_cfg, unique_name
 
-from treadle.runner.hooks import Hook
 from treadle.runner.runner import Runner
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "mmengine_0_10_7")
 MMENGINE_KEYS = {"meta", "state_dict", "optimizer", "param_schedulers", "message_hub"}
-
-
-class CrashAfterEpoch(Hook):
-    """Stops the run after the checkpoint of epoch ``epoch`` is written."""
-
-    priority = "LOWEST"
-
-    def __init__(self, epoch: int) -> None:
-        self.epoch = epoch
-
-    def after_train_epoch(self, runner) -> None:
-        if runner.epoch + 1 == self.epoch:
-            raise RuntimeError(f"interrupted after epoch {self.epoch}")
 
 
 def weights(runner: Runner) -> dict[str, torch.Tensor]:
@@ -54,7 +42,7 @@ def test_the_same_command_run_again_continues_to_the_same_weights(tmp_path):
 
     # The same config interrupted after epoch 2 was saved (a changed max_epochs would change
     # the schedule, whose end is clipped to it).
-    interrupted = Runner(**toy_cfg(str(tmp_path / "stopped"), custom_hooks=[CrashAfterEpoch(2)]))
+    interrupted = Runner(**toy_cfg(str(tmp_path / "stopped"), custom_hooks=[StopAfterEpoch(2)]))
     with pytest.raises(RuntimeError, match="interrupted after epoch 2"):
         interrupted.train()
     again = Runner(**toy_cfg(str(tmp_path / "stopped"), resume=True))
@@ -78,22 +66,13 @@ def test_load_from_without_resume_takes_the_weights_only(tmp_path):
 def test_an_mmengine_run_resumed_by_treadle_reaches_mmengine_weights(tmp_path):
     with open(os.path.join(DATA, "expected.json")) as file:
         expected = json.load(file)
-    loader = {
-        "dataset": EightPoints(),
-        "sampler": {"type": "DefaultSampler", "shuffle": False},
-        "batch_size": 2,
-        "collate_fn": {"type": "default_collate"},
-    }
     runner = Runner(
         model=LinearToy(),
         work_dir=str(tmp_path),
-        train_dataloader=loader,
-        train_cfg={"by_epoch": True, "max_epochs": 2},
-        optim_wrapper={"optimizer": {"type": "SGD", "lr": 0.1, "momentum": 0.9}},
-        param_scheduler={"type": "MultiStepLR", "milestones": [1]},
+        train_dataloader=eight_points_loader(),
+        **TRAIN_SETTINGS,
         load_from=os.path.join(DATA, "full_epoch_1.pth"),
         resume=True,
-        randomness={"seed": 0},
         experiment_name=unique_name("mmengine_resume"),
     )
     runner.train()
@@ -107,7 +86,7 @@ def test_an_mmengine_run_resumed_by_treadle_reaches_mmengine_weights(tmp_path):
 def test_two_optimizers_and_their_schedulers_resume(tmp_path):
     straight = Runner(**toy_two_optim_cfg(str(tmp_path / "straight")))
     straight.train()
-    hooks = [CrashAfterEpoch(2)]
+    hooks = [StopAfterEpoch(2)]
     interrupted = Runner(**toy_two_optim_cfg(str(tmp_path / "stopped"), custom_hooks=hooks))
     with pytest.raises(RuntimeError, match="interrupted"):
         interrupted.train()

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 from runner_toy_model import toy_cfg
-from runner_toys import LogCapture
+from runner_toys import captured_log
 
 from treadle.runner.hooks import Hook
 from treadle.runner.runner import Runner
@@ -216,12 +216,8 @@ def test_hook_priority_out_of_range(tmp_path):
 
 def test_resume_with_an_empty_work_dir_warns_and_starts_fresh(tmp_path):
     runner = make(tmp_path, resume=True)
-    capture = LogCapture()
-    runner.logger.addHandler(capture)
-    try:
+    with captured_log(runner.logger) as capture:
         runner.train()
-    finally:
-        runner.logger.removeHandler(capture)
     warnings = capture.at(logging.WARNING)
     assert any("holds no complete checkpoint" in text for text in warnings), warnings
     assert any("starts from scratch" in text for text in warnings)

@@ -1,7 +1,7 @@
 """A stand-in for the Runner with real parts (model, optimizer wrapper, schedulers, message hub,
 hooks) for the tests of treadle.runner.runner.checkpointing, which only use the runner's public
-surface; and ``LinearToy``, the model of the MMEngine checkpoints under
-tests/runner/data/mmengine_0_10_7 and ``EightPoints``, its data.
+surface; and ``LinearToy``, treadle's side of the model of the MMEngine checkpoints under
+tests/runner/data/mmengine_0_10_7 (its data and settings are in mmengine_checkpoint_data).
 
 Import them as ``from runner_checkpoint_stub import StubRunner, LinearToy``.
 """
@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import itertools
 from types import SimpleNamespace
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
+from mmengine_checkpoint_data import LinearToyParts
 from torch import nn
 
 from treadle.logging import MessageHub, MMLogger
@@ -22,34 +23,8 @@ from treadle.runner.optim import MultiStepLR, OptimWrapper
 _names = itertools.count()
 
 
-class LinearToy(BaseModel):
+class LinearToy(LinearToyParts, BaseModel):
     """One Linear(2, 1) and a mean squared error, the model MMEngine trained for the fixtures."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = nn.Linear(2, 1)
-
-    def forward(self, inputs: Any, labels: Any = None, mode: str = "tensor") -> Any:
-        out = self.linear(inputs)
-        if mode == "loss":
-            return {"loss": ((out - labels) ** 2).mean()}
-        return out
-
-
-class EightPoints(torch.utils.data.Dataset):
-    """The data MMEngine trained LinearToy on for the fixtures (the same whatever the seed)."""
-
-    metainfo: ClassVar[dict] = {"classes": ("a", "b")}
-
-    def __len__(self) -> int:
-        return 8
-
-    def __getitem__(self, index: int) -> dict:
-        generator = torch.Generator().manual_seed(index)
-        return {
-            "inputs": torch.randn(2, generator=generator),
-            "labels": torch.randn(1, generator=generator),
-        }
 
 
 class CountingHook:

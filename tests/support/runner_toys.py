@@ -36,9 +36,11 @@ class LogCapture(logging.Handler):
 
 
 @contextlib.contextmanager
-def captured_log() -> Iterator[LogCapture]:
-    """What the current MMLogger logs inside the ``with`` block (a test's ``log`` fixture)."""
-    logger = MMLogger.get_current_instance()
+def captured_log(logger: logging.Logger | None = None) -> Iterator[LogCapture]:
+    """What ``logger`` (the current MMLogger by default) logs inside the ``with`` block (a
+    test's ``log`` fixture)."""
+    if logger is None:
+        logger = MMLogger.get_current_instance()
     capture = LogCapture()
     logger.addHandler(capture)
     try:

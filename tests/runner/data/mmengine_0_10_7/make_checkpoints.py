@@ -17,7 +17,6 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import ClassVar
 
 import torch
 from mmengine.config import ConfigDict
@@ -25,36 +24,20 @@ from mmengine.evaluator import BaseMetric
 from mmengine.hooks import Hook
 from mmengine.model import BaseModel
 from mmengine.runner import Runner, save_checkpoint, weights_to_cpu
-from torch import nn
-from torch.utils.data import Dataset
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The model, data and settings are shared with the tests that load these files (tests/support).
+sys.path.insert(0, os.path.join(HERE, os.pardir, os.pardir, os.pardir, "support"))
+from mmengine_checkpoint_data import (  # noqa: E402 (needs the path above)
+    TRAIN_SETTINGS,
+    EightPoints,
+    LinearToyParts,
+    eight_points_loader,
+)
 
 
-class LinearToy(BaseModel):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = nn.Linear(2, 1)
-
-    def forward(self, inputs, labels=None, mode="tensor"):
-        out = self.linear(inputs)
-        if mode == "loss":
-            return {"loss": ((out - labels) ** 2).mean()}
-        return out
-
-
-class EightPoints(Dataset):
-    metainfo: ClassVar[dict] = {"classes": ("a", "b")}
-
-    def __len__(self) -> int:
-        return 8
-
-    def __getitem__(self, index: int) -> dict:
-        generator = torch.Generator().manual_seed(index)
-        return {
-            "inputs": torch.randn(2, generator=generator),
-            "labels": torch.randn(1, generator=generator),
-        }
+class LinearToy(LinearToyParts, BaseModel):
+    pass
 
 
 class HalfMetric(BaseMetric):
@@ -72,25 +55,16 @@ class ConfigDictInMeta(Hook):
 
 def main(out_dir: str) -> None:
     work_dir = tempfile.mkdtemp()
-    loader = {
-        "dataset": EightPoints(),
-        "sampler": {"type": "DefaultSampler", "shuffle": False},
-        "batch_size": 2,
-        "collate_fn": {"type": "default_collate"},
-    }
     runner = Runner(
         model=LinearToy(),
         work_dir=work_dir,
-        train_dataloader=loader,
-        val_dataloader=loader,
+        train_dataloader=eight_points_loader(),
+        val_dataloader=eight_points_loader(),
         val_evaluator={"type": HalfMetric},
         val_cfg={},
-        train_cfg={"by_epoch": True, "max_epochs": 2},
-        optim_wrapper={"optimizer": {"type": "SGD", "lr": 0.1, "momentum": 0.9}},
-        param_scheduler={"type": "MultiStepLR", "milestones": [1]},
+        **TRAIN_SETTINGS,
         default_hooks={"checkpoint": {"type": "CheckpointHook", "interval": 1}},
         custom_hooks=[{"type": ConfigDictInMeta}],
-        randomness={"seed": 0},
     )
     runner.train()
     os.makedirs(out_dir, exist_ok=True)
