@@ -99,6 +99,11 @@ class MessageHub(ManagerMixin):
         ``value`` is an int, a float, a one-element tensor (kept unread: no device sync) or a
         numpy scalar or one-element array.
         """
+        buffer = self._log_scalars.get(key)
+        if buffer is not None and type(count) is int and self._resumed_keys.get(key) is resumed:
+            # The per-step case (a known key, written as before): straight to the buffer.
+            self._append(key, buffer, value, count)
+            return
         flag = self._check_resumed(key, resumed)
         if not isinstance(count, int):
             raise TypeError(
@@ -109,17 +114,20 @@ class MessageHub(ManagerMixin):
         new = buffer is None
         if new:
             buffer = HistoryBuffer()
+        self._append(key, buffer, value, count)
+        # Registered only once a valid value is in, so a failed first update leaves no trace.
+        if new:
+            self._log_scalars[key] = buffer
+        if flag is None:
+            self._resumed_keys[key] = resumed
+
+    def _append(self, key: str, buffer: HistoryBuffer, value: Any, count: int) -> None:
         try:
             buffer.update(value, count)
         except (TypeError, ValueError) as error:
             raise type(error)(
                 f"MessageHub {self.instance_name!r}: scalar {key!r}: {error}"
             ) from None
-        # Registered only once a valid value is in, so a failed first update leaves no trace.
-        if new:
-            self._log_scalars[key] = buffer
-        if flag is None:
-            self._resumed_keys[key] = resumed
 
     def update_scalars(self, log_dict: dict[str, Any], resumed: bool = True) -> None:
         """Update several scalars; a value may be ``{'value': v, 'count': n}``.

@@ -67,8 +67,9 @@ class IterTimerHook(Hook):
         hub.update_scalar(_KEYS[mode][0], elapsed)
         if mode == "train":
             self.time_sec_tot += elapsed
-            done = runner.iter - self.start_iter + 1
-            left = runner.max_iters - runner.iter - 1
+            iteration = runner.iter
+            done = iteration - self.start_iter + 1
+            left = runner.max_iters - iteration - 1
         else:
             self.time_sec_test_val += elapsed
             dataloader = runner.val_dataloader if mode == "val" else runner.test_dataloader

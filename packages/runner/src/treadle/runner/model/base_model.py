@@ -29,7 +29,7 @@ class OptimWrapperLike(Protocol):
 def run_forward(model: nn.Module, data: Any, mode: str) -> Any:
     """Call ``model`` on a preprocessed batch: a dict as keyword arguments, a list or tuple as
     positional arguments, with ``mode``."""
-    if isinstance(data, Mapping):
+    if type(data) is dict or isinstance(data, Mapping):  # a dict skips the ABC check
         return model(**data, mode=mode)
     if isinstance(data, (list, tuple)):
         return model(*data, mode=mode)
@@ -42,6 +42,11 @@ def run_forward(model: nn.Module, data: Any, mode: str) -> Any:
 def reduce_loss_value(name: str, value: Any) -> torch.Tensor:
     """The mean of a tensor, or the sum of the means of a list of tensors."""
     if isinstance(value, torch.Tensor):
+        # A scalar is its own mean: returning it as is spares an autograd node (a kernel in
+        # forward and one in backward) per step. Integer scalars still go through mean(),
+        # which rejects them as MMEngine does.
+        if value.ndim == 0 and value.is_floating_point():
+            return value
         return value.mean()
     if (
         isinstance(value, (list, tuple))
@@ -147,6 +152,10 @@ class BaseModel(BaseModule, metaclass=ABCMeta):
             raise TypeError(
                 f"forward(mode='loss') must return a dict of losses, got {type(losses).__name__}"
             )
+        if len(losses) == 1 and "loss" in losses:
+            # The common case of one loss named 'loss': nothing to sum.
+            loss = reduce_loss_value("loss", losses["loss"])
+            return loss, {"loss": loss.detach()}
         reduced = {name: reduce_loss_value(name, value) for name, value in losses.items()}
         loss: torch.Tensor | None = None
         for name, value in reduced.items():

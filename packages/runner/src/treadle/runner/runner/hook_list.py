@@ -4,6 +4,7 @@ calls at each point only the hooks that do something there."""
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -28,6 +29,9 @@ _HELPER_OF = {
     **{f"before_{m}_iter": "_before_iter" for m in ("train", "val", "test")},
     **{f"after_{m}_iter": "_after_iter" for m in ("train", "val", "test")},
 }
+
+# The iteration points, whose forwarders pass every argument on (the epoch ones drop metrics).
+_ITER_HELPER_OF = {point: helper for point, helper in _HELPER_OF.items() if "_iter" in point}
 
 
 def merge_default_hooks(hooks: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -135,12 +139,26 @@ class HookDispatch:
         found = self._table.get(point)
         if found is None:
             found = [
-                (hook, getattr(hook, point))
+                (hook, _bound(hook, point))
                 for hook in self._hooks
                 if _acts_at(hook, point) and callable(getattr(hook, point, None))
             ]
             self._table[point] = found
         return found
+
+
+def _bound(hook: Hook, point: str) -> Callable[..., Any]:
+    """``hook.point``; where that is Hook's own forwarder of an iteration point (which only
+    calls ``_before_iter``/``_after_iter`` with the same arguments and the loop's mode), the
+    helper itself with the mode bound: one Python call less per hook and iteration."""
+    helper = _ITER_HELPER_OF.get(point)
+    if (
+        helper is not None
+        and point not in vars(hook)
+        and getattr(type(hook), point, None) is getattr(Hook, point)
+    ):
+        return functools.partial(getattr(hook, helper), mode=point.split("_")[1])
+    return getattr(hook, point)
 
 
 class HookList(list):

@@ -353,9 +353,14 @@ class Runner(RunnerBuilders, RunnerHooks):
     @property
     def train_loop(self) -> Any:
         """The train loop, built on first access (None without training)."""
-        if isinstance(self._train_loop, Mapping):
-            self._train_loop = self.build_train_loop(self._train_loop)
-        return self._train_loop
+        loop = self._train_loop
+        # Read several times a step by hooks: the Mapping test (an ABC check) runs only when
+        # the attribute holds something not seen here before.
+        if loop is not self.__dict__.get("_train_loop_seen"):
+            if isinstance(loop, Mapping):
+                loop = self._train_loop = self.build_train_loop(loop)
+            self.__dict__["_train_loop_seen"] = loop
+        return loop
 
     @property
     def val_loop(self) -> Any:

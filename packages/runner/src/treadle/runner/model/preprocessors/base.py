@@ -42,9 +42,15 @@ class BaseDataPreprocessor(nn.Module):
     def cast_data(self, data: Any) -> Any:
         """``data`` with every tensor and BaseDataElement in it moved to :attr:`device`;
         mappings come back as dicts, sequences as the same type, anything else unchanged."""
-        if isinstance(data, (torch.Tensor, BaseDataElement)):
+        if isinstance(data, torch.Tensor):
+            # Already there (the usual case on CPU, or a loader that moves batches itself):
+            # to() would return the same tensor, only slower.
+            if data.device == self._device:
+                return data
             return data.to(self._device, non_blocking=self._non_blocking)
-        if isinstance(data, Mapping):
+        if isinstance(data, BaseDataElement):
+            return data.to(self._device, non_blocking=self._non_blocking)
+        if type(data) is dict or isinstance(data, Mapping):  # a dict skips the ABC check
             return {key: self.cast_data(value) for key, value in data.items()}
         if isinstance(data, (str, bytes)) or data is None:
             return data

@@ -16,6 +16,9 @@ from treadle.runner.registry import OPTIM_WRAPPERS
 from .base import BaseOptimWrapper
 from .clip import parameters_with_grad, parse_clip_grad
 
+# nullcontext keeps no state: one instance serves every step.
+_NO_CONTEXT = contextlib.nullcontext()
+
 
 def _has_batch_norm(model: Any) -> bool:
     if not isinstance(model, nn.Module):
@@ -135,7 +138,7 @@ class OptimWrapper(BaseOptimWrapper):
         that accumulate without updating, so gradients are all-reduced only once per update."""
         if not self.should_sync() and hasattr(model, "no_sync"):
             return model.no_sync()
-        return contextlib.nullcontext()
+        return _NO_CONTEXT
 
     def _clip_grad(self) -> None:
         params = parameters_with_grad(self.optimizer.param_groups)
