@@ -201,13 +201,17 @@ def test_custom_cfg_with_a_registered_statistic_and_extra_arguments():
         values, _ = buffer.data
         return sum(values[-n:])
 
-    processor = LogProcessor(
-        custom_cfg=[
-            dict(data_src="loss", log_name="s", method_name="log_processor_test_last_sum", n=3)
-        ]
-    )
-    tag, _ = processor.get_log_after_iter(stub_runner(numbered_hub()), 19, "train")
-    assert tag["s"] == 18 + 19 + 20
+    try:
+        processor = LogProcessor(
+            custom_cfg=[
+                dict(data_src="loss", log_name="s", method_name="log_processor_test_last_sum", n=3)
+            ]
+        )
+        tag, _ = processor.get_log_after_iter(stub_runner(numbered_hub()), 19, "train")
+        assert tag["s"] == 18 + 19 + 20
+    finally:
+        # Statistics are registered process-wide: leave none behind for other tests.
+        HistoryBuffer._statistics_methods.pop("log_processor_test_last_sum")
 
 
 def test_custom_cfg_entry_for_a_missing_scalar_is_skipped():
