@@ -190,6 +190,14 @@ def test_revise_keys_are_applied_in_turn(tmp_path):
     assert torch.equal(target.backbone[0].weight, source.backbone[0].weight)
 
 
+def test_no_revise_keys_loads_a_plain_dict_as_it_is(tmp_path):
+    source = randomized(Net())
+    save_checkpoint({"state_dict": dict(source.state_dict())}, tmp_path / "plain.pth")
+    target = Net()
+    load_checkpoint(target, str(tmp_path / "plain.pth"), strict=True, revise_keys=[])
+    assert torch.equal(target.head.weight, source.head.weight)
+
+
 def test_load_checkpoint_with_prefix_selects_a_submodule(tmp_path):
     source = randomized(Net())
     save_checkpoint({"state_dict": source.state_dict()}, tmp_path / "m.pth")

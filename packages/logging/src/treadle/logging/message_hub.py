@@ -152,6 +152,10 @@ class MessageHub(ManagerMixin):
 
     def update_info(self, key: str, value: Any, resumed: bool = True) -> None:
         """Set the runtime information ``key`` to ``value`` (stored as is, not copied)."""
+        if self._resumed_keys.get(key) is resumed:
+            # A key written as before (the train loops write 'iter' at every step).
+            self._runtime_info[key] = value
+            return
         flag = self._check_resumed(key, resumed)
         self._runtime_info[key] = value
         if flag is None:

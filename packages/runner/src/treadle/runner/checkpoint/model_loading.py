@@ -29,6 +29,9 @@ def _load_checkpoint_to_model(
 ) -> dict:
     state_dict = _state_dict_of(checkpoint)
     metadata = getattr(state_dict, "_metadata", OrderedDict())
+    # A copy in any case: a plain dict (no revise_keys given) cannot carry _metadata, and the
+    # caller's checkpoint is left as it was.
+    state_dict = OrderedDict(state_dict)
     for pattern, replacement in revise_keys:
         state_dict = OrderedDict(
             (re.sub(pattern, replacement, k), v) for k, v in state_dict.items()

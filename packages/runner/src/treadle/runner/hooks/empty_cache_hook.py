@@ -54,6 +54,10 @@ class EmptyCacheHook(Hook):
         if self._do_after_epoch:
             empty_accelerator_cache()
 
+    def next_train_iter(self, runner: Any, iteration: int, batch_idx: int) -> int | None:
+        """Every iteration with ``after_iter=True``, else none."""
+        return iteration if self._do_after_iter else None
+
     def _after_iter(
         self,
         runner: Any,

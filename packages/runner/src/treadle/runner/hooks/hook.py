@@ -198,6 +198,28 @@ class Hook:
     ) -> None:
         """After an iteration of any loop."""
 
+    # Which training iterations need the hook. The train loops call the before/after_train_iter
+    # hooks only at iterations where one of them has work, so that a step costs nothing more
+    # than the model's own work when no hook is due.
+
+    #: True for a hook whose before/after_train_iter only keep records (RuntimeInfoHook,
+    #: IterTimerHook): the loop skips it while no other hook is due, and when it calls it, the
+    #: steps since its last call are in ``runner.train_loop.steps_since_hooks`` (see
+    #: :func:`~treadle.runner.hooks.step_records.steps_to_record`).
+    defer_train_iter: ClassVar[bool] = False
+
+    def next_train_iter(self, runner: Any, iteration: int, batch_idx: int) -> int | None:
+        """The first training iteration, ``iteration`` or later, at which this hook's
+        ``before_train_iter``/``after_train_iter`` must be called; ``batch_idx`` is the
+        ``batch_idx`` the loop gives that iteration. None: none before the current epoch ends
+        (the loop asks again when the next one starts).
+
+        The default, ``iteration``, calls the hook at every iteration, which is always right. A
+        hook that acts at intervals returns the next one, so that the loop skips it until then;
+        it is asked again after each call, and may still be called at other iterations.
+        """
+        return iteration
+
     # Helpers for deciding when to act.
     def every_n_epochs(self, runner: Any, n: int, start: int = 0) -> bool:
         """Whether the epoch that is ending is the n-th, 2n-th... counted from epoch ``start``."""

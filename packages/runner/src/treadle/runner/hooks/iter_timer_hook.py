@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..registry import HOOKS
+from ..utils.train_steps import DONE_AT, FETCHED_AT, recorded_steps
 from .hook import DATA_BATCH, Hook
 
 # The message hub keys of each loop, formatted once rather than on every step.
@@ -29,6 +30,8 @@ class IterTimerHook(Hook):
     """
 
     priority = "NORMAL"
+    # It only records: the loops may call it only when another hook acts (see Hook).
+    defer_train_iter = True
 
     def __init__(self) -> None:
         self.time_sec_tot = 0.0
@@ -46,6 +49,35 @@ class IterTimerHook(Hook):
 
     def _after_epoch(self, runner: Any, mode: str = "train") -> None:
         self.time_sec_test_val = 0.0
+
+    def before_train_iter(self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None) -> None:
+        if not getattr(getattr(runner, "_train_loop", None), "records_steps", False):
+            self._before_iter(runner, batch_idx, data_batch, "train")
+        # else the loop stamps each step; after_train_iter reads the stamps.
+
+    def after_train_iter(
+        self,
+        runner: Any,
+        batch_idx: int,
+        data_batch: DATA_BATCH = None,
+        outputs: dict | Sequence | None = None,
+    ) -> None:
+        steps = recorded_steps(runner)
+        if steps is None:
+            self._after_iter(runner, batch_idx, data_batch, outputs, "train")
+            return
+        # The steps since the hooks last ran, from the loop's stamps: the same times as if the
+        # hook had read the clock at each of them.
+        hub = runner.message_hub
+        time_key, data_key = _KEYS["train"]
+        last = self._last
+        for step in steps:
+            hub.update_scalar(data_key, step[FETCHED_AT] - last)
+            hub.update_scalar(time_key, step[DONE_AT] - last)
+            self.time_sec_tot += step[DONE_AT] - last
+            last = step[DONE_AT]
+        self._last = last
+        self._update_eta(hub, runner, batch_idx, "train")
 
     def _before_iter(
         self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None, mode: str = "train"
@@ -67,11 +99,16 @@ class IterTimerHook(Hook):
         hub.update_scalar(_KEYS[mode][0], elapsed)
         if mode == "train":
             self.time_sec_tot += elapsed
+        else:
+            self.time_sec_test_val += elapsed
+        self._update_eta(hub, runner, batch_idx, mode)
+
+    def _update_eta(self, hub: Any, runner: Any, batch_idx: int, mode: str) -> None:
+        if mode == "train":
             iteration = runner.iter
             done = iteration - self.start_iter + 1
             left = runner.max_iters - iteration - 1
         else:
-            self.time_sec_test_val += elapsed
             dataloader = runner.val_dataloader if mode == "val" else runner.test_dataloader
             done = batch_idx + 1
             left = len(dataloader) - batch_idx - 1

@@ -136,10 +136,24 @@ class LoggerHook(Hook):
     # --- per iteration ---
 
     def _is_end_of_epoch(self, dataloader: Any, batch_idx: int) -> bool:
+        return batch_idx + 1 == self._length_of(dataloader)
+
+    def next_train_iter(self, runner: Any, iteration: int, batch_idx: int) -> int | None:
+        """The next iteration that logs: an ``interval``-th batch, an ``interval_exp_name``-th
+        iteration or the last batch of the epoch."""
+        to_line = -(batch_idx + 1) % self.interval
+        to_exp_name = -(iteration + 1) % self.interval_exp_name
+        length = self._length_of(runner.train_dataloader)
+        steps = min(to_line, to_exp_name)
+        if batch_idx < length:
+            steps = min(steps, length - 1 - batch_idx)
+        return iteration + steps
+
+    def _length_of(self, dataloader: Any) -> int:
         cached = self._epoch_length
         if cached is None or cached[0] is not dataloader:
             cached = self._epoch_length = (dataloader, len(dataloader))
-        return batch_idx + 1 == cached[1]
+        return cached[1]
 
     def after_train_iter(
         self,

@@ -53,6 +53,10 @@ class ParamSchedulerHook(Hook):
             self._source = schedulers
         return self._iter_schedulers
 
+    def next_train_iter(self, runner: Any, iteration: int, batch_idx: int) -> int | None:
+        """Every iteration when a scheduler steps by iteration, else none."""
+        return iteration if self._by_iter(runner) else None
+
     def after_train_iter(
         self,
         runner: Any,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..registry import HOOKS
+from ..utils.train_steps import OUTPUTS, recorded_steps
 from .hook import DATA_BATCH, Hook
 
 
@@ -36,6 +37,8 @@ class RuntimeInfoHook(Hook):
     """
 
     priority = "VERY_HIGH"
+    # It only records: the loops may call it only when another hook acts (see Hook).
+    defer_train_iter = True
 
     def __init__(self) -> None:
         # The stage to go back to when a validation run inside training ends.
@@ -83,16 +86,9 @@ class RuntimeInfoHook(Hook):
     def before_train_iter(self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None) -> None:
         hub = runner.message_hub
         hub.update_info("iter", runner.iter)
-        lrs = runner.optim_wrapper.get_lr()
-        if not isinstance(lrs, dict):
-            raise TypeError(
-                f"RuntimeInfoHook: runner.optim_wrapper.get_lr() must return a dict of learning "
-                f"rates ({type(runner.optim_wrapper).__name__} returned "
-                f"{type(lrs).__name__}); build the optimizer wrapper as an OptimWrapper or an "
-                f"OptimWrapperDict"
-            )
-        for name, values in lrs.items():
-            hub.update_scalar(self._train_key(name), values[0])
+        if not getattr(getattr(runner, "_train_loop", None), "records_steps", False):
+            self._write_lrs(hub, self._lrs(runner), 1)
+        # else the loop records its steps: the learning rates go in with them, after the step.
 
     def after_train_iter(
         self,
@@ -101,8 +97,39 @@ class RuntimeInfoHook(Hook):
         data_batch: DATA_BATCH = None,
         outputs: dict | None = None,
     ) -> None:
+        hub = runner.message_hub
+        steps = recorded_steps(runner)
+        if steps is None:
+            self._write_outputs(hub, outputs)
+            return
+        # The steps since the hooks last ran (the loop skipped them while none was due): one
+        # entry per step, as if the hook had run at each. The learning rates changed at none of
+        # them, since changing them is a hook's job (ParamSchedulerHook runs at every step when
+        # a scheduler steps by iteration).
+        self._write_lrs(hub, self._lrs(runner), len(steps))
+        for step in steps:
+            self._write_outputs(hub, step[OUTPUTS])
+
+    @staticmethod
+    def _lrs(runner: Any) -> dict[str, Any]:
+        lrs = runner.optim_wrapper.get_lr()
+        if not isinstance(lrs, dict):
+            raise TypeError(
+                f"RuntimeInfoHook: runner.optim_wrapper.get_lr() must return a dict of learning "
+                f"rates ({type(runner.optim_wrapper).__name__} returned "
+                f"{type(lrs).__name__}); build the optimizer wrapper as an OptimWrapper or an "
+                f"OptimWrapperDict"
+            )
+        return lrs
+
+    def _write_lrs(self, hub: Any, lrs: dict[str, Any], times: int) -> None:
+        for name, values in lrs.items():
+            key = self._train_key(name)
+            for _ in range(times):
+                hub.update_scalar(key, values[0])
+
+    def _write_outputs(self, hub: Any, outputs: dict | None) -> None:
         if outputs:
-            hub = runner.message_hub
             for name, value in outputs.items():
                 hub.update_scalar(self._train_key(name), value)
 

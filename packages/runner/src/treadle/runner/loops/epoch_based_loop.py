@@ -83,6 +83,27 @@ class EpochBasedTrainLoop(TrainLoopBase):
             return done, sampler_state, None, sampler_state is None
         return 0, None, None, False
 
+    def _run_recorded(self, iterator: Any, optim_wrapper: Any, done: int) -> None:
+        """The epoch's steps, with the iteration hooks called where one is due and at the
+        epoch's last step (so that what they record is complete when the epoch ends)."""
+        hooks = self._iter_hooks
+        hooks.refresh(self._iter, done)
+        try:
+            last = self._iter + len(self.dataloader) - 1 - done
+        except TypeError:  # no length: the hooks run at every step
+            last = -1
+        due = self._next_due(hooks.due, last)
+        self.records_steps = True
+        self.steps_since_hooks.clear()
+        try:
+            for data_batch in iterator:
+                batch_idx = self._batches_in_pass
+                self._batches_in_pass = batch_idx + 1
+                if self._recorded_step(self._iter, batch_idx, data_batch, optim_wrapper, due):
+                    due = self._next_due(hooks.due, last)
+        finally:
+            self.records_steps = False
+
     def run_epoch(self) -> None:
         """Train one epoch (its rest, when resumed mid-epoch)."""
         runner = self.runner
@@ -99,10 +120,13 @@ class EpochBasedTrainLoop(TrainLoopBase):
             self._restore_generators(generators)
         self._batches_in_pass = self._batches_at_open = done
         optim_wrapper = getattr(self, "_optim_wrapper", None) or runner.optim_wrapper
-        for data_batch in iterator:
-            batch_idx = self._batches_in_pass
-            self._batches_in_pass = batch_idx + 1
-            self._train_step(batch_idx, data_batch, optim_wrapper)
+        if self._iter_hooks is None:
+            for data_batch in iterator:
+                batch_idx = self._batches_in_pass
+                self._batches_in_pass = batch_idx + 1
+                self._train_step(batch_idx, data_batch, optim_wrapper)
+        else:
+            self._run_recorded(iterator, optim_wrapper, done)
         self._loss_watch.check()
         self._phase = AFTER_EPOCH
         runner.call_hook("after_train_epoch")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from treadle.logging import print_log
@@ -110,16 +111,49 @@ class IterBasedTrainLoop(TrainLoopBase):
             self._restore_generators(generators)
         runner.model.train()
         optim_wrapper = self._step_optim_wrapper()
-        while self._iter < self._max_iters and not self.stop_training:
-            data_batch = next(self)
-            self._train_step(self._iter, data_batch, optim_wrapper)
-            self._validate_if_due(self._iter, self._max_iters)
+        if self._iter_hooks is None:
+            while self._iter < self._max_iters and not self.stop_training:
+                data_batch = next(self)
+                self._train_step(self._iter, data_batch, optim_wrapper)
+                self._validate_if_due(self._iter, self._max_iters)
+        else:
+            self._run_recorded(optim_wrapper)
         # Stop the DataLoader's workers now (an endless sampler never ends their pass).
         self._iterator = None
         self._loss_watch.check()
         runner.call_hook("after_train_epoch")
         runner.call_hook("after_train")
         return runner.model
+
+    def _run_recorded(self, optim_wrapper: Any) -> None:
+        """The steps, with the iteration hooks called where one is due and where validation
+        may follow (so that what they record is complete when it runs)."""
+        hooks = self._iter_hooks
+        hooks.refresh(self._iter, self._iter)
+        due = self._next_due(hooks.due, self._next_checkpoint_of_state())
+        self.records_steps = True
+        self.steps_since_hooks.clear()
+        try:
+            while self._iter < self._max_iters and not self.stop_training:
+                data_batch = next(self)
+                if self._recorded_step(self._iter, self._iter, data_batch, optim_wrapper, due):
+                    self._validate_if_due(self._iter, self._max_iters)
+                    due = self._next_due(hooks.due, self._next_checkpoint_of_state())
+        finally:
+            self.records_steps = False
+
+    def _next_checkpoint_of_state(self) -> int:
+        """The next iteration after which validation may run or training ends: the hooks run
+        there even when none is due. Validation follows a multiple of the interval in force;
+        every interval (dynamic ones included) is a multiple of their gcd."""
+        iteration = self._iter
+        last = self._max_iters - 1
+        if self.runner.val_loop is None:
+            return last
+        progress = max(iteration + 1, self.val_begin)
+        step = math.gcd(*self.dynamic_intervals)
+        progress += -progress % step
+        return min(last, progress - 1)
 
     def run_iter(self, data_batch: Any) -> None:
         """Train on one batch."""

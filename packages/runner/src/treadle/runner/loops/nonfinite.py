@@ -72,6 +72,26 @@ class LossWatch:
         if len(losses) >= self.check_interval:
             self.check()
 
+    def next_check(self, iteration: int) -> int:
+        """The iteration whose loss fills the held ones to ``check_interval``, when
+        ``iteration`` is the next to run."""
+        return iteration + self.check_interval - len(self._losses) - 1
+
+    def add_steps(self, steps: list[tuple], epoch: int | None) -> None:
+        """Keep the losses of recorded steps (``(iteration, batch_idx, _, _, outputs)``, see
+        treadle.runner.utils.train_steps); check when ``check_interval`` are held."""
+        losses = self._losses
+        for iteration, batch_idx, _, _, outputs in steps:
+            try:
+                loss = outputs["loss"]
+            except (TypeError, KeyError, IndexError):  # no dict, or no 'loss' in it
+                continue
+            if not losses:
+                self._first = (iteration, epoch, batch_idx)
+            losses.append(loss)
+        if len(losses) >= self.check_interval:
+            self.check()
+
     def check(self) -> None:
         """Raise :class:`NonFiniteLossError` if a held loss is NaN or infinite; forget them."""
         losses, self._losses = self._losses, []

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from time import perf_counter
 from typing import Any
 
 from treadle.dist import get_dist_info
@@ -28,6 +29,7 @@ from treadle.logging import print_log
 from .base_loop import BaseLoop
 from .data_position import batches_to_samples, consumed_samples, stateful_sampler
 from .dynamic_intervals import calc_dynamic_intervals, interval_at
+from .iter_hooks import TrainIterHooks
 from .nonfinite import LossWatch, SkipNonFiniteOptimWrapper
 from .rank_rng import gather_rng_states, pick_rng_state, reseed_for_rank
 from .rng_state import capture_rng_state, restore_rng_state
@@ -92,6 +94,13 @@ class TrainLoopBase(BaseLoop):
         # What load_state_dict gave, applied by run() at the right point of the loop.
         self._pending: dict[str, Any] | None = None
         self._reseed_rank: int | None = None
+        # The iteration hooks, called only where one is due (None: a runner without a hook
+        # dispatch table, whose hooks are called at every iteration).
+        self._iter_hooks = TrainIterHooks.of(runner)
+        # While run() calls the hooks only where due, it records each step here
+        # (treadle.runner.utils.train_steps says what a record holds).
+        self.records_steps = False
+        self.steps_since_hooks: list[tuple] = []
 
     def _check_not_empty(self) -> None:
         try:
@@ -152,6 +161,41 @@ class TrainLoopBase(BaseLoop):
         )
         self._phase = IDLE
         self._iter += 1
+
+    def _next_due(self, hooks_due: float, forced: int) -> float:
+        """The next iteration at which the hooks run: the first one due, ``forced`` (where the
+        loop needs what the hooks record), or where the loss watch is due a check."""
+        due = min(hooks_due, forced)
+        if not self.skip_nonfinite_loss:
+            due = min(due, self._loss_watch.next_check(self._iter))
+        return due
+
+    def _recorded_step(
+        self, iteration: int, batch_idx: int, data_batch: Any, optim_wrapper: Any, due: float
+    ) -> bool:
+        """One step with the iteration hooks called only if ``iteration`` is ``due``; returns
+        whether they were (the caller then asks ``self._iter_hooks.due`` for the next)."""
+        fetched = perf_counter()
+        runner = self._runner
+        hooks = self._iter_hooks
+        runner.message_hub.update_info("iter", iteration)
+        called = iteration >= due
+        if called:
+            hooks.call_before(iteration, batch_idx, data_batch)
+        outputs = runner.model.train_step(data_batch, optim_wrapper=optim_wrapper)
+        steps = self.steps_since_hooks
+        steps.append((iteration, batch_idx, fetched, perf_counter(), outputs))
+        if called:
+            if not self.skip_nonfinite_loss:
+                # The loss watch takes the steps' losses here, before any hook may save a
+                # checkpoint (which checks them first).
+                self._loss_watch.add_steps(steps, self._epoch if self._by_epoch else None)
+            self._phase = AFTER_ITER
+            hooks.call_after(iteration, batch_idx, data_batch, outputs)
+            self._phase = IDLE
+            steps.clear()
+        self._iter = iteration + 1
+        return called
 
     # -- validation -----------------------------------------------------------------------
 

@@ -122,7 +122,17 @@ class BaseModel(BaseModule, metaclass=ABCMeta):
         device)."""
         with optim_wrapper.optim_context(self):
             data = self.data_preprocessor(data, True)
-            losses = self._run_forward(data, mode="loss")
+            if type(data) is dict:  # the usual batch, without the detour through _run_forward
+                losses = self(**data, mode="loss")
+            else:
+                losses = self._run_forward(data, mode="loss")
+        if type(losses) is dict and len(losses) == 1:
+            # One loss named 'loss', a float scalar (the common case): parse_losses would
+            # return it as is.
+            loss = losses.get("loss")
+            if type(loss) is torch.Tensor and loss.ndim == 0 and loss.is_floating_point():
+                optim_wrapper.update_params(loss)
+                return {"loss": loss.detach()}
         parsed_losses, log_vars = self.parse_losses(losses)
         optim_wrapper.update_params(parsed_losses)
         return log_vars

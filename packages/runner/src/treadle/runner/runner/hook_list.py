@@ -130,10 +130,13 @@ class HookDispatch:
     def __init__(self) -> None:
         self._hooks: list[Hook] = []
         self._table: dict[str, list[tuple[Hook, Callable[..., Any]]]] = {}
+        # Counts the changes, so that a table kept elsewhere (the train loops') sees them.
+        self.version = 0
 
     def reset(self, hooks: list[Hook]) -> None:
         self._hooks = list(hooks)
         self._table = {}
+        self.version += 1
 
     def methods(self, point: str) -> list[tuple[Hook, Callable[..., Any]]]:
         found = self._table.get(point)

@@ -42,6 +42,16 @@ class BaseDataPreprocessor(nn.Module):
     def cast_data(self, data: Any) -> Any:
         """``data`` with every tensor and BaseDataElement in it moved to :attr:`device`;
         mappings come back as dicts, sequences as the same type, anything else unchanged."""
+        if type(data) is dict:
+            # The usual batch: tensors already on the device are kept without a call each.
+            # (A new dict all the same: subclasses may edit what cast_data returns.)
+            device = self._device
+            return {
+                key: value
+                if type(value) is torch.Tensor and value.device == device
+                else self.cast_data(value)
+                for key, value in data.items()
+            }
         if isinstance(data, torch.Tensor):
             # Already there (the usual case on CPU, or a loader that moves batches itself):
             # to() would return the same tensor, only slower.

@@ -81,6 +81,8 @@ class OptimWrapper(BaseOptimWrapper):
             self._grad_key = f"train/{self.grad_name}"
         self._message_hub: MessageHub | None = None
         self._inner_count = 0
+        # No method of the update path overridden: update_params may take its short path.
+        self._plain_step = _steps_plainly(type(self))
         # -1: the number of calls is unknown, every accumulation is a full one.
         self._max_counts = -1
         self._remainder_counts = -1
@@ -106,6 +108,21 @@ class OptimWrapper(BaseOptimWrapper):
     ) -> None:
         """Back-propagate ``loss`` (divided by the accumulation factor); on an update call,
         also clip, step (with ``step_kwargs``) and zero the gradients (with ``zero_kwargs``)."""
+        if (
+            self._accumulative_counts == 1
+            and self._plain_step
+            and not self.clip_grad_kwargs
+            and not step_kwargs
+            and not zero_kwargs
+        ):
+            # The usual step, spelled out: this runs once per training step, and each method
+            # call less is measurable next to a small model's forward and backward.
+            loss.backward()
+            self._inner_count += 1
+            optimizer = self.optimizer
+            optimizer.step()
+            optimizer.zero_grad()
+            return
         self.backward(self.scale_loss(loss))
         if self.should_update():
             if step_kwargs:
@@ -136,6 +153,8 @@ class OptimWrapper(BaseOptimWrapper):
     def optim_context(self, model: nn.Module) -> contextlib.AbstractContextManager:
         """The context to run the forward pass in: the model's ``no_sync()`` (DDP) on calls
         that accumulate without updating, so gradients are all-reduced only once per update."""
+        if self._accumulative_counts == 1:  # every call syncs
+            return _NO_CONTEXT
         if not self.should_sync() and hasattr(model, "no_sync"):
             return model.no_sync()
         return _NO_CONTEXT
@@ -226,3 +245,10 @@ class OptimWrapper(BaseOptimWrapper):
             f"_accumulative_counts: {self._accumulative_counts}\n"
             f"optimizer: \n{self.optimizer!r}\n"
         )
+
+
+def _steps_plainly(cls: type) -> bool:
+    """Whether ``cls`` backs, steps and zeroes as OptimWrapper does (no method of the update
+    path overridden), so that update_params may take its short path."""
+    names = ("backward", "step", "zero_grad", "scale_loss", "should_update", "update_params")
+    return all(getattr(cls, name) is getattr(OptimWrapper, name) for name in names)
