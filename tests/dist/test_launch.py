@@ -69,11 +69,15 @@ def test_timeout_is_seconds():
 def test_pytorch_launcher_needs_torchruns_variables(monkeypatch, backend):
     with pytest.raises(
         RuntimeError,
-        match=r"init_dist\('pytorch'\) needs the environment variable RANK, which torchrun",
+        match=r"init_dist\('pytorch'\) needs the environment variables RANK, WORLD_SIZE, "
+        r"MASTER_ADDR, MASTER_PORT, which torchrun .* sets: RANK, WORLD_SIZE, MASTER_ADDR, "
+        r"MASTER_PORT are not set \(start the program with `torchrun --nproc-per-node N",
     ):
         init_dist("pytorch", backend=backend)
     monkeypatch.setenv("RANK", "0")
-    with pytest.raises(RuntimeError, match="needs the environment variable WORLD_SIZE"):
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", "29500")
+    with pytest.raises(RuntimeError, match="sets: WORLD_SIZE is not set"):
         init_dist("pytorch", backend=backend)
     monkeypatch.setenv("WORLD_SIZE", "two")
     with pytest.raises(ValueError, match="WORLD_SIZE='two' must be an integer"):
@@ -84,10 +88,20 @@ def test_pytorch_launcher_needs_torchruns_variables(monkeypatch, backend):
 def test_nccl_without_gpus(monkeypatch):
     monkeypatch.setenv("RANK", "0")
     monkeypatch.setenv("WORLD_SIZE", "1")
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", "29500")
     with pytest.raises(
         RuntimeError, match=r"backend 'nccl' needs one CUDA GPU per process.*use backend='gloo'"
     ):
         init_dist("pytorch")  # nccl is the default backend, as in MMEngine
+
+
+def test_pytorch_launcher_with_an_init_method_needs_no_master_variables(monkeypatch):
+    with pytest.raises(RuntimeError, match="needs the environment variables RANK, WORLD_SIZE,"):
+        init_dist("pytorch", backend="gloo", init_method="tcp://127.0.0.1:1")
+    monkeypatch.setenv("RANK", "0")
+    with pytest.raises(RuntimeError, match=r"variables RANK, WORLD_SIZE, which .* WORLD_SIZE is"):
+        init_dist("pytorch", backend="gloo", init_method="tcp://127.0.0.1:1")
 
 
 def test_slurm_launcher_needs_srun_variables(monkeypatch):
@@ -158,3 +172,36 @@ def test_missing_init_backend_package_names_it(monkeypatch):
         match="init_backend='deepspeed' needs the deepspeed package: pip install deepspeed",
     ):
         init_dist("pytorch", backend="gloo", init_backend="deepspeed")
+
+
+class _FakeAccelerator:
+    """torch.accelerator as a machine with two XPUs answers it."""
+
+    def __init__(self):
+        self.selected = []
+
+    def current_accelerator(self, check_available=False):
+        return torch.device("xpu")
+
+    def device_count(self):
+        return 2
+
+    def set_device_index(self, index):
+        self.selected.append(index)
+
+
+def test_each_process_drives_its_local_ranks_accelerator(monkeypatch):
+    """The device is chosen through torch.accelerator, whatever its type (not only CUDA)."""
+    fake = _FakeAccelerator()
+    monkeypatch.setattr(torch, "accelerator", fake)
+    started = []
+    monkeypatch.setattr(
+        torch.distributed, "init_process_group", lambda **kwargs: started.append(kwargs)
+    )
+    monkeypatch.setattr(torch.multiprocessing, "set_start_method", lambda method: None)
+    variables = dict(RANK="1", WORLD_SIZE="2", LOCAL_RANK="1", MASTER_ADDR="127.0.0.1")
+    for name, value in dict(variables, MASTER_PORT="29500").items():
+        monkeypatch.setenv(name, value)
+    init_dist("pytorch", backend="gloo")
+    assert fake.selected == [1]
+    assert started == [{"backend": "gloo"}]

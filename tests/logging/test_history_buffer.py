@@ -101,7 +101,10 @@ def test_non_numeric_values_are_rejected(value):
 
 
 def test_non_number_count_is_rejected():
-    with pytest.raises(TypeError, match="count must be an int or a float, got str"):
+    with pytest.raises(
+        TypeError,
+        match="count must be an int, a float, or a tensor or array with one element, got str",
+    ):
         HistoryBuffer().update(1.0, count="2")
 
 

@@ -8,7 +8,7 @@ import pytest
 import tomllib
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
-PACKAGES = ("logging", "config", "registry", "fileio", "dist", "visual", "runner")
+PACKAGES = ("logging", "config", "registry", "fileio", "dist", "visual", "runner", "compat")
 
 
 @pytest.fixture(scope="session")

@@ -33,6 +33,7 @@ ALONE = [
     ("dist", ""),
     ("visual", ""),
     ("runner", ""),
+    ("compat", ""),
 ]
 # What else a test run needs there, pinned to the workspace's versions: the S3 server, and the
 # local CPU torch (pinned, or pip would resolve treadle-dist's range to the newest CUDA build).
@@ -41,6 +42,7 @@ TEST_REQUIREMENTS = {
     "dist": ["torch"],
     "visual": ["torch"],
     "runner": ["torch"],
+    "compat": ["torch"],
 }
 # The heavy packages a distribution may bring; the others must stay out.
 HEAVY = ("torch", "numpy")
@@ -48,6 +50,7 @@ EXPECTED_HEAVY = {
     "dist": {"torch", "numpy"},
     "visual": {"torch", "numpy"},
     "runner": {"torch", "numpy"},
+    "compat": {"torch", "numpy"},
 }
 
 

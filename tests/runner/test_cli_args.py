@@ -245,6 +245,17 @@ def test_option_error_is_one_line(tmp_path, fake_runner, capsys):
     assert capsys.readouterr().err.startswith("treadle train: error: CommandError: --amp:")
 
 
+def test_a_launch_mistake_is_one_line(tmp_path, monkeypatch, capsys):
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    config = _config(tmp_path, f"model = dict(type='M')\nwork_dir = {str(tmp_path / 'w')!r}\n")
+    assert main(["train", config, "--launcher", "pytorch"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("treadle train: error: LaunchError: ")
+    assert "RANK" in err and "torchrun" in err
+    assert err.count("\n") == 1
+
+
 def test_errors_raised_while_training_keep_their_traceback(tmp_path, monkeypatch):
     class Failing(FakeRunner):
         def train(self) -> None:

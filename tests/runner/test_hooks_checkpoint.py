@@ -291,7 +291,8 @@ def test_out_dir_gets_a_folder_named_after_the_work_dir(runner, tmp_path):
     train_by_epoch(runner, hook)
     out = tmp_path / "ckpts" / "work"
     assert files(out) == ["epoch_3.pth", "last_checkpoint"]
-    assert files(runner.work_dir) == ["last_checkpoint"]
+    # .checkpoint_out_dir: where a resume looks before the first pointer exists.
+    assert files(runner.work_dir) == [".checkpoint_out_dir", "last_checkpoint"]
     for pointer in (out / "last_checkpoint", tmp_path / "work" / "last_checkpoint"):
         assert pointer.read_text() == str(out / "epoch_3.pth")
     assert find_latest_checkpoint(str(out)) == str(out / "epoch_3.pth")
@@ -308,7 +309,8 @@ def test_out_dir_on_s3(runner, bucket):  # noqa: F811 (the imported fixture)
     assert fileio.get_text(f"{out}/last_checkpoint") == f"{out}/epoch_3.pth"
     # A resume finds it from the out_dir's pointer, and the work_dir's names it too.
     assert find_latest_checkpoint(out) == f"{out}/epoch_3.pth"
-    assert files(runner.work_dir) == ["last_checkpoint"]
+    # .checkpoint_out_dir: where a resume looks before the first pointer exists.
+    assert files(runner.work_dir) == [".checkpoint_out_dir", "last_checkpoint"]
     assert Path(runner.work_dir, "last_checkpoint").read_text() == f"{out}/epoch_3.pth"
 
 

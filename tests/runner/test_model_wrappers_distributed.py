@@ -99,6 +99,7 @@ def test_separate_ddp_wraps_trainable_parts_and_synchronizes_them(value, scenari
         "activation": "Tanh",
     }
     assert rank0["training"] == [False, False, False]
+    assert rank0["forward"]
     assert rank0["is_wrapper"]
 
 

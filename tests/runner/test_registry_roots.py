@@ -258,3 +258,23 @@ def test_count_registered_modules_scans_treadles_roots(tmp_path):
     assert set(scan["registries"]) == set(ROOTS)
     assert scan["registries"]["MODELS"][0]["scope"] == "treadle"
     assert (tmp_path / "modules_statistic_results.json").is_file()
+
+
+def test_strategy_wrappers_are_found_by_name_in_a_fresh_process():
+    # Their modules are imported on lookup; deepspeed and colossalai themselves are not.
+    code = (
+        "import sys\n"
+        "from treadle.runner.registry import MODEL_WRAPPERS, OPTIM_WRAPPERS, STRATEGIES\n"
+        "names = [OPTIM_WRAPPERS.get('DeepSpeedOptimWrapper'),\n"
+        "         OPTIM_WRAPPERS.get('ColossalAIOptimWrapper'),\n"
+        "         MODEL_WRAPPERS.get('MMDeepSpeedEngineWrapper'),\n"
+        "         MODEL_WRAPPERS.get('ColossalAIModelWrapper'),\n"
+        "         STRATEGIES.get('DeepSpeedStrategy'), STRATEGIES.get('FSDPStrategy')]\n"
+        "print([n.__name__ for n in names], 'deepspeed' in sys.modules, "
+        "'colossalai' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == (
+        "['DeepSpeedOptimWrapper', 'ColossalAIOptimWrapper', 'MMDeepSpeedEngineWrapper', "
+        "'ColossalAIModelWrapper', 'DeepSpeedStrategy', 'FSDPStrategy'] False False"
+    )

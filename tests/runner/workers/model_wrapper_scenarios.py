@@ -148,8 +148,11 @@ def scenario_separate_ddp(context):
         model.train_step(rank_batch(context, step), wrappers)
     with model.no_sync():  # every wrapped part at once
         parts.first(torch.ones(1, 4)).sum().backward()
+    # Calling the wrapper runs the model's forward (DDP's would need its skipped state).
+    outputs = model(torch.ones(2, 4))
     model.eval()
     return {
+        "forward": outputs.shape == (2, 1),
         "params": as_lists(
             (name, param)
             for name, param in parts.named_parameters()
@@ -181,16 +184,16 @@ def scenario_fsdp(context):
     for step in range(STEPS):
         losses.append(model.train_step(rank_batch(context, step), wrapper)["loss"].item())
     predictions = model.val_step(rank_batch(context, 0))
-    with MMFullyShardedDataParallel.summon_full_params(model):
-        params = as_lists(
-            (name.replace("_fsdp_wrapped_module.", ""), param)
-            for name, param in model.module.named_parameters()
-        )
+    # FSDP2 shards each parameter as a DTensor: full_tensor() gathers it from every rank.
+    params = as_lists(
+        (name, param.full_tensor() if hasattr(param, "full_tensor") else param)
+        for name, param in model.module.named_parameters()
+    )
     return {
         "params": params,
         "losses": losses,
         "is_wrapper": is_model_wrapper(model),
         "predictions": [p.tolist() for p in predictions],
-        "fsdp_units": len(MMFullyShardedDataParallel.fsdp_modules(model)),
-        "mixed_precision": str(model.mixed_precision.param_dtype),
+        "fsdp_units": len(model.fsdp_units),
+        "mixed_precision": str(model.mp_policy.param_dtype),
     }

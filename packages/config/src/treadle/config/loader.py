@@ -211,12 +211,21 @@ class Loader:
         return Loaded(cfg, "\n".join(texts), env, set())
 
     def _python_parts(self, filename: str, text: str, tree: Any):
-        from .python_source import compile_text, needs_tree, parse, split_base
+        from .python_source import (
+            compile_text,
+            config_imports_to_treadle,
+            needs_tree,
+            parse,
+            split_base,
+        )
 
         if tree is None and not needs_tree(text):
             return None, compile_text(text, filename), None
         if tree is None:
             tree = parse(text, filename)
+        # `from mmengine.config import read_base` left over from a commented-out
+        # `with read_base():` must load without MMEngine installed, as it does with MMEngine.
+        config_imports_to_treadle(tree)
         bases, _ = split_base(tree, filename)
         return bases, compile(tree, filename, "exec", dont_inherit=True), tree
 

@@ -57,6 +57,22 @@ def needs_tree(text: str) -> bool:
     return BASE_KEY in text or _MAY_BE_PURE.search(text) is not None
 
 
+def config_imports_to_treadle(tree: ast.Module) -> None:
+    """Point ``from mmengine.config[...] import ...`` in ``tree`` at treadle.config, which
+    provides the same names, so a text-style config that imports ``read_base`` (or ``Config``)
+    from MMEngine loads whether or not MMEngine is installed."""
+    import ast
+
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and not node.level
+            and node.module
+            and (node.module == CONFIG_MODULES[0] or node.module.startswith("mmengine.config."))
+        ):
+            node.module = "treadle.config"
+
+
 def is_stdlib(module: str) -> bool:
     if module.startswith(CONFIG_MODULES):
         return True

@@ -20,7 +20,14 @@ import torch.distributed as torch_dist
 import torch.multiprocessing as mp
 
 from .info import get_backend, get_rank, get_world_size, is_distributed
-from .launch_env import LaunchEnv, mpi_env, pytorch_env, rank_and_world_size, slurm_env
+from .launch_env import (
+    LaunchEnv,
+    accelerator_count,
+    mpi_env,
+    pytorch_env,
+    rank_and_world_size,
+    slurm_env,
+)
 
 LAUNCHERS = ("pytorch", "slurm", "mpi")
 INIT_BACKENDS = ("torch", "deepspeed", "colossalai")
@@ -94,11 +101,22 @@ def _already_initialized(launcher: str, backend: str) -> bool:
     )
 
 
+def _set_current_device(index: int) -> None:
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None and hasattr(accelerator, "set_device_index"):
+        accelerator.set_device_index(index)
+    else:
+        torch.cuda.set_device(index)
+
+
 def _gpu_for(local_rank: int, backend: str) -> int | None:
-    """The CUDA device this process should drive (its local rank), None without one; raises
-    when the backend needs a GPU that is not there."""
+    """The accelerator device this process should drive (its local rank), None without one;
+    raises when the backend needs a CUDA GPU that is not there."""
     needs_gpu = any(name in backend.lower() for name in _GPU_BACKENDS)
-    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if needs_gpu:
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    else:
+        gpus = accelerator_count()
     if local_rank < gpus:
         return local_rank
     if needs_gpu:
@@ -184,7 +202,9 @@ def init_dist(
             _import_smddp()
         env = mpi_env(backend)
     else:
-        env = pytorch_env()
+        # An explicit init_method other than env:// needs no MASTER_ADDR/MASTER_PORT.
+        init_method = kwargs.get("init_method")
+        env = pytorch_env(rendezvous=init_method in (None, "env://"))
     gpu = _gpu_for(env.local_rank, backend)
 
     # Data loader workers forked after CUDA is initialized crash: spawn them, as MMEngine does.
@@ -192,7 +212,7 @@ def init_dist(
         mp.set_start_method("spawn")
     os.environ.update(env.variables)
     if gpu is not None:
-        torch.cuda.set_device(gpu)
+        _set_current_device(gpu)
     _start_group(launcher, backend, library, **kwargs)
 
 

@@ -36,6 +36,19 @@ class LaunchEnv:
     variables: dict[str, str] = field(default_factory=dict)
 
 
+def accelerator_count() -> int:
+    """Devices of this process's accelerator (CUDA, XPU, or a vendor's whose adapter is
+    imported), through torch.accelerator where torch has it; 0 on the CPU and for MPS, which
+    has no index to choose."""
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None and hasattr(accelerator, "current_accelerator"):
+        current = accelerator.current_accelerator(check_available=True)
+        if current is None or current.type == "mps":
+            return 0
+        return int(accelerator.device_count())
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
 def _int_variable(name: str, launcher: str, default: int | None = None) -> int:
     text = os.environ.get(name)
     if text is None or not text.strip():
@@ -70,8 +83,23 @@ def rank_and_world_size(launcher: str) -> tuple[int | None, int | None]:
     return _optional_int(rank_name), _optional_int(world_size_name)
 
 
-def pytorch_env() -> LaunchEnv:
-    """torchrun's variables, as they are (``LOCAL_RANK`` defaults to ``RANK``: one machine)."""
+def pytorch_env(rendezvous: bool = True) -> LaunchEnv:
+    """torchrun's variables, as they are (``LOCAL_RANK`` defaults to ``RANK``: one machine).
+
+    All of them are checked at once, and every missing one is named: ``RANK``, ``WORLD_SIZE``,
+    and with ``rendezvous`` (an ``env://`` start, the default) ``MASTER_ADDR`` and
+    ``MASTER_PORT``, which torch would otherwise ask for one at a time.
+    """
+    needed = ("RANK", "WORLD_SIZE", *(("MASTER_ADDR", "MASTER_PORT") if rendezvous else ()))
+    missing = [name for name in needed if not os.environ.get(name, "").strip()]
+    if missing:
+        verb = "is" if len(missing) == 1 else "are"
+        raise RuntimeError(
+            f"init_dist('pytorch') needs the environment variables {', '.join(needed)}, which "
+            f"{_SETTERS['pytorch']} sets: {', '.join(missing)} {verb} not set (start the "
+            f"program with `torchrun --nproc-per-node N ...`, or use launcher 'none' for one "
+            f"process)"
+        )
     rank = _int_variable("RANK", "pytorch")
     world_size = _int_variable("WORLD_SIZE", "pytorch")
     local_rank = _int_variable("LOCAL_RANK", "pytorch", default=rank)
@@ -108,7 +136,7 @@ def slurm_env(port: int | str | None = None) -> LaunchEnv:
     """
     rank = _int_variable("SLURM_PROCID", "slurm")
     world_size = _int_variable("SLURM_NTASKS", "slurm")
-    gpus = max(torch.cuda.device_count(), 1)
+    gpus = max(accelerator_count(), 1)
     local_rank = _int_variable("SLURM_LOCALID", "slurm", default=rank % gpus)
     variables = {
         "RANK": str(rank),

@@ -68,6 +68,33 @@ def _prepare(value: Any) -> tuple[Any, bool]:
     raise TypeError(f"a logged value must be a number, got {type(number).__name__}: {number!r}")
 
 
+def _prepare_count(count: Any) -> tuple[Any, bool]:
+    """Check one count; return ``(count to store, whether it is a lazy tensor)``.
+
+    Counts take the same forms as values (numpy scalars, 0-d or one-element arrays, one-element
+    tensors), so that a batch size computed with numpy or torch can be passed as it is.
+    """
+    try:
+        return _prepare(count)
+    except (TypeError, ValueError) as error:
+        message = str(error).replace("a logged value", "count", 1)
+        raise type(error)(message) from None
+
+
+def _as_list(name: str, history: Any) -> list[Any]:
+    """``history`` as a list of elements; a 0-d array or a scalar is refused with its name."""
+    shape = getattr(history, "shape", None)
+    if shape is not None and len(shape) != 1:
+        raise ValueError(f"{name} must be one-dimensional, got {_describe(history)}")
+    try:
+        return list(history)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be a sequence (list, tuple, numpy array or tensor), "
+            f"got {type(history).__name__}: {history!r}"
+        ) from None
+
+
 # CPU tensors are read one by one: item() on host memory synchronizes nothing and is cheaper
 # than stacking. Tensors on other devices are stacked and read with one sync per device. (Tests
 # turn this off to exercise the stacking path without a GPU.)
@@ -102,8 +129,9 @@ def _to_floats(tensors: list[Any]) -> list[float]:
 class HistoryBuffer:
     """The last ``max_length`` values of a scalar with their counts, and statistics over them.
 
-    A value may be an int, a float, a one-element torch tensor, or a numpy scalar or array with
-    one element. Tensors are stored unread and become floats the first time the buffer is read,
+    A value or a count may be an int, a float, a one-element torch tensor, or a numpy scalar or
+    array with one element; ``log_history`` and ``count_history`` may be lists, numpy arrays or
+    1-d tensors. Tensors are stored unread and become floats the first time the buffer is read,
     all pending tensors of the buffer in one batch, so updating does not wait for a GPU (a buffer
     left unread for ``MAX_UNREAD`` updates reads its tensors then, to bound their memory). Because
     a tensor is read later, do not modify it in place after logging it.
@@ -139,8 +167,9 @@ class HistoryBuffer:
             raise TypeError(f"max_length must be an int, got {type(max_length).__name__}")
         if max_length < 1:
             raise ValueError(f"max_length must be at least 1, got {max_length}")
-        log_history = list(log_history)
-        count_history = list(count_history)
+        # NumPy arrays and tensors iterate as 0-d elements, which update() accepts.
+        log_history = _as_list("log_history", log_history)
+        count_history = _as_list("count_history", count_history)
         if len(log_history) != len(count_history):
             raise ValueError(
                 f"log_history and count_history must have the same length, got "
@@ -162,14 +191,20 @@ class HistoryBuffer:
         for value, count in zip(log_history, count_history, strict=True):
             self.update(value, count)
 
-    def update(self, log_val: Any, count: int | float = 1) -> None:
-        """Append ``log_val`` (a sum over ``count`` samples; 1 by default)."""
+    def update(self, log_val: Any, count: Any = 1) -> None:
+        """Append ``log_val`` (a sum over ``count`` samples; 1 by default).
+
+        Both may be Python numbers, numpy scalars, 0-d or one-element arrays, or one-element
+        tensors (read lazily, like values).
+        """
         if type(log_val) not in _PLAIN:
             log_val, lazy = _prepare(log_val)
             if lazy:
                 self._lazy = True
-        if not isinstance(count, _PLAIN):
-            raise TypeError(f"count must be an int or a float, got {type(count).__name__}")
+        if type(count) not in _PLAIN:
+            count, lazy = _prepare_count(count)
+            if lazy:
+                self._lazy = True
         self._values.append(log_val)
         self._counts.append(count)
         self._unread += 1
@@ -190,6 +225,13 @@ class HistoryBuffer:
         if indices:
             for i, number in zip(indices, _to_floats([values[i] for i in indices]), strict=True):
                 values[i] = number
+        counts = self._counts
+        pending = [i for i in range(start, len(counts)) if type(counts[i]) not in _PLAIN]
+        if pending:
+            tensors = [counts[i] for i in pending]
+            for i, tensor, number in zip(pending, tensors, _to_floats(tensors), strict=True):
+                # An integer tensor counts samples: keep the count an int, as a plain one would be.
+                counts[i] = number if tensor.is_floating_point() else int(number)
 
     def _window(self, window_size: int | None) -> tuple[list[Any], list[Any]]:
         if window_size is not None and (

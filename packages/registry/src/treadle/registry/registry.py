@@ -25,6 +25,12 @@ if TYPE_CHECKING:
 # Bumped whenever a registry gains a child anywhere: a root caches where each scope lives, and
 # a cached answer is good while the generation it was found in is current.
 _generation = 0
+
+#: Scopes that stand for another scope when no registry has them, by name: treadle.compat maps
+#: 'mmengine' (MMEngine's root scope, in ``default_scope = 'mmengine'`` and ``'mmengine.Name'``
+#: keys) to treadle's root scope while it is installed. Empty otherwise.
+SCOPE_ALIASES: dict[str, str] = {}
+
 # The root registries of the process, for count_registered_modules.
 _roots: weakref.WeakSet[Registry] = weakref.WeakSet()
 
@@ -303,6 +309,9 @@ class Registry:
         child = self._children.get(scope)
         if child is not None:
             return child
+        alias = SCOPE_ALIASES.get(scope)
+        if alias is not None and self._get_root_registry()._search_child(scope) is None:
+            return self._registry_of_scope(alias)
         root = self._get_root_registry()
         cached = root._scope_cache.get(scope)
         if cached is not None and cached[0] == _generation and cached[1] == _plugins.epoch:

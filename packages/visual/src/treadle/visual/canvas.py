@@ -69,6 +69,9 @@ class Canvas:
         self.axes.add_artist(self._background)
         # Whether the Agg buffer holds the current drawings (it is the cache of render()).
         self._rendered = False
+        # Whether the axes were handed out for drawing on directly (MMEngine's ``ax_save``):
+        # render() must then draw the figure, and set_image() remove what was drawn there.
+        self._handed_out = False
 
     @property
     def width(self) -> int:
@@ -78,8 +81,33 @@ class Canvas:
     def height(self) -> int:
         return 0 if self.image is None else self.image.shape[0]
 
+    def axes_for_direct_drawing(self) -> Any:
+        """The axes, for a caller that draws on them with matplotlib itself (toolboxes call
+        ``visualizer.ax_save.text(...)``); the next render() draws whatever they added."""
+        self._handed_out = True
+        self._rendered = False
+        return self.axes
+
+    def _remove_direct_drawings(self) -> None:
+        if not self._handed_out:
+            return
+        ours = {id(self._background), *map(id, self._drawn)}
+        axes = self.axes
+        for artist in [
+            *axes.texts,
+            *axes.lines,
+            *axes.patches,
+            *axes.collections,
+            *axes.images,
+            *axes.artists,
+        ]:
+            if id(artist) not in ours:
+                artist.remove()
+        self._handed_out = False
+
     def set_image(self, image: np.ndarray) -> None:
         """Start over on ``image`` (RGB uint8, checked by the caller): previous drawings go."""
+        self._remove_direct_drawings()
         for artist in self._drawn:
             artist.remove()
         self._drawn.clear()
@@ -108,7 +136,7 @@ class Canvas:
         """The image with every drawing on it, RGB uint8 (H, W, 3); a new array each call."""
         if self.image is None:
             raise RuntimeError("no image to draw on: call set_image(image) first")
-        if not self._drawn:
+        if not self._drawn and not self._handed_out:
             return self.image.copy()
         if not self._rendered:
             self.agg.draw()
@@ -117,6 +145,7 @@ class Canvas:
 
     def close(self) -> None:
         """Drop the image and the drawings (the figure is not in pyplot, so GC frees it)."""
+        self._remove_direct_drawings()
         for artist in self._drawn:
             artist.remove()
         self._drawn.clear()

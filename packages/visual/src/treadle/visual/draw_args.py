@@ -33,6 +33,9 @@ def as_array(name: str, value: Any) -> np.ndarray:
 def as_rows(name: str, value: Any, columns: int, meaning: str) -> np.ndarray:
     """An (N, columns) array; one row of shape (columns,) is accepted as N = 1."""
     array = as_array(name, value)
+    if array.size == 0:
+        # Nothing to draw (a model that predicts no boxes gives shape (0,) as often as (0, 4)).
+        return array.reshape(0, columns)
     if array.ndim == 1:
         array = array[None]
     if array.ndim != 2 or array.shape[1] != columns:
@@ -83,9 +86,11 @@ def warn_outside(
     """
     if points.size == 0:
         return
+    finite = warn_non_finite(what, points, stacklevel + 1)
     x, y = points[..., 0], points[..., 1]
     outside = ((x < 0) | (x > width) | (y < 0) | (y > height)).reshape(len(points), -1)
-    outside = outside.any(axis=1)
+    # Items with an infinite coordinate were reported as not drawn, not as outside.
+    outside = outside.any(axis=1) & finite
     if not outside.any():
         return
     first = int(np.flatnonzero(outside)[0])
@@ -94,6 +99,41 @@ def warn_outside(
         f"{int(outside.sum())} of {len(points)} {what} lie partly outside the image "
         f"(width {width}, height {height}); the first is {what}[{first}] with points "
         f"{corners}. They are drawn clipped to the image.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def warn_non_finite(what: str, points: np.ndarray, stacklevel: int) -> np.ndarray:
+    """Warn when items have NaN or infinite coordinates (a diverging model predicts them).
+
+    matplotlib leaves such items out; the warning says which, so that a missing drawing is not
+    a mystery. Returns which items are finite.
+    """
+    finite = np.isfinite(points).reshape(len(points), -1).all(axis=1)
+    bad = ~finite
+    if not bad.any():
+        return finite
+    first = int(np.flatnonzero(bad)[0])
+    warnings.warn(
+        f"{int(bad.sum())} of {len(points)} {what} have NaN or infinite coordinates and are not "
+        f"drawn; the first is {what}[{first}] with points {points[first].tolist()}",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+    return finite
+
+
+def warn_flipped(boxes: np.ndarray, stacklevel: int = 3) -> None:
+    """Warn about boxes with x1 > x2 or y1 > y2; they are drawn as the rectangle they span."""
+    flipped = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
+    if not flipped.any():
+        return
+    index = int(np.flatnonzero(flipped)[0])
+    warnings.warn(
+        f"{int(flipped.sum())} of {len(boxes)} bboxes have x1 > x2 or y1 > y2 (bboxes are "
+        f"x1, y1, x2, y2); the first is bboxes[{index}] = {boxes[index].tolist()}. They are "
+        f"drawn as the rectangle between the two corners.",
         UserWarning,
         stacklevel=stacklevel,
     )

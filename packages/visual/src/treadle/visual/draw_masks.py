@@ -38,6 +38,9 @@ class MaskDrawingMixin:
                 f"binary_masks must have dtype bool, got {binary_masks.dtype} "
                 "(use masks.astype(bool))"
             )
+        if binary_masks.size == 0:
+            # No instances predicted: nothing to blend, whatever the empty array's shape.
+            return self
         masks = binary_masks[None] if binary_masks.ndim == 2 else binary_masks
         expected = (canvas.height, canvas.width)
         if masks.ndim != 3 or masks.shape[1:] != expected:

@@ -16,7 +16,15 @@ from matplotlib.patches import Circle
 from matplotlib.transforms import IdentityTransform
 
 from .colors import colors_per_item
-from .draw_args import alpha_value, as_array, as_rows, per_item, per_item_numbers, warn_outside
+from .draw_args import (
+    alpha_value,
+    as_array,
+    as_rows,
+    per_item,
+    per_item_numbers,
+    warn_flipped,
+    warn_outside,
+)
 
 
 def rgba_array(rgbs: list, alpha: float) -> np.ndarray:
@@ -138,13 +146,10 @@ class ShapeDrawingMixin:
         """Draw boxes given as (N, 4) rows of x1, y1, x2, y2 in pixels; returns self."""
         canvas = self._canvas_with_image("draw_bboxes")
         boxes = as_rows("bboxes", bboxes, 4, "x1, y1, x2, y2 of each box")
-        flipped = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
-        if flipped.any():
-            index = int(np.flatnonzero(flipped)[0])
-            raise ValueError(
-                f"bboxes must be x1, y1, x2, y2 with x1 <= x2 and y1 <= y2; bboxes[{index}] "
-                f"is {boxes[index].tolist()} ({int(flipped.sum())} such boxes)"
-            )
+        # MMEngine asserts x1 <= x2 and y1 <= y2. An untrained detector predicts such boxes, and
+        # a visualization hook must not stop the run for them: warn, and draw the rectangle the
+        # two corners span.
+        warn_flipped(boxes)
         corners = boxes[:, [0, 1, 2, 1, 2, 3, 0, 3]].reshape(-1, 4, 2)
         warn_outside("bboxes", corners, canvas.width, canvas.height)
         return self._add_polygons(

@@ -81,6 +81,8 @@ class TextDrawingMixin:
                 f"{points.shape}"
             )
         warn_outside("texts", points[:, None], canvas.width, canvas.height)
+        # A NaN position (warned about above) has no pixel to stamp the text at: it is skipped.
+        finite = np.isfinite(points).all(axis=1).tolist()
         sizes = per_item_numbers(
             "font_sizes", self._default_font_size if font_sizes is None else font_sizes, count
         )
@@ -96,6 +98,8 @@ class TextDrawingMixin:
         )
         stamps: TextStamps | None = None
         for i, text in enumerate(texts):
+            if not finite[i]:
+                continue
             font = GlyphFont.for_family(families[i], sizes[i], canvas.dpi)
             if props[i] is not None or _is_math(text) or not font.has_glyphs(text):
                 # What the glyph cache cannot do exactly, matplotlib draws itself.

@@ -114,6 +114,26 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
         self._canvas_with_image("get_image")
         return self._canvas.render()
 
+    # MMEngine's figure attributes. Toolboxes draw on them with matplotlib directly
+    # (mmpretrain's UniversalVisualizer: ``self.ax_save.text(...)`` then ``get_image()``).
+    @property
+    def ax_save(self) -> Any:
+        """The axes of the drawing figure, in image pixels (x right, y down). What is drawn on
+        it shows in ``get_image()`` and is removed by the next ``set_image``."""
+        return self._canvas.axes_for_direct_drawing()
+
+    @property
+    def fig_save(self) -> Any:
+        """The matplotlib Figure the drawings are rendered with (``fig_save_cfg``)."""
+        self._canvas.axes_for_direct_drawing()
+        return self._canvas.figure
+
+    @property
+    def fig_save_canvas(self) -> Any:
+        """The Agg canvas of ``fig_save``, for ``img_from_canvas``."""
+        self._canvas.axes_for_direct_drawing()
+        return self._canvas.agg
+
     def _canvas_with_image(self, method: str) -> Canvas:
         if self._canvas.image is None:
             raise RuntimeError(f"{method}: no image to draw on; call set_image(image) first")

@@ -13,8 +13,11 @@ import threading
 from ..errors import UnknownBackendError
 from .base import BaseStorageBackend
 from .fsspec_backend import FsspecBackend
+from .http_backend import HTTPBackend
+from .lmdb_backend import LmdbBackend
 from .local_backend import LocalBackend
 from .s3_backend import S3Backend
+from .unsupported import MemcachedBackend, PetrelBackend
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -182,4 +185,9 @@ def get_file_backend(
 register_backend("local", LocalBackend, prefixes="")
 register_backend("disk", LocalBackend)  # the name MMEngine's FileClient used
 register_backend("s3", S3Backend, prefixes="s3")
-register_backend("fsspec", FsspecBackend, prefixes=["memory", "file", "http", "https"])
+register_backend("fsspec", FsspecBackend, prefixes=["memory", "file"])
+register_backend("http", HTTPBackend, prefixes=["http", "https"])
+register_backend("lmdb", LmdbBackend)
+# Registered so that configs naming them get their explanation rather than "not registered".
+register_backend("petrel", PetrelBackend, prefixes="petrel")
+register_backend("memcached", MemcachedBackend)

@@ -7,6 +7,19 @@ is followed only when it names a complete file at least as far in training as an
 complete checkpoint in the directory; otherwise the complete ``*.pth`` with the highest number
 in its name (``epoch_12.pth``, ``iter_4000.pth``) wins. Temporary files (treadle writes
 ``.epoch_12.pth.<random>.tmp``) never end in ``.pth`` and are never picked.
+
+A checkpoint may also be a directory: a sharded checkpoint (FSDP, torch.distributed.checkpoint)
+is complete once it holds its ``.metadata`` file (see :mod:`.sharded_layout`); one without it is
+skipped like a cut-short file.
+
+Each file is checked before it is returned (:func:`.verify.checkpoint_problem`: every record's
+CRC), so a checkpoint garbled after it was written is named in a warning and the one before it
+is taken. Only the checkpoints a run resumes from are candidates: ``best_*`` files (written
+without the optimizer) and published copies (``epoch_3-1c2d3e4f.pth``) are not, nor a file
+whose name does not end in its number. When the pointer names a checkpoint in another folder
+(``CheckpointHook(out_dir='s3://...')``), or the work directory's ``.checkpoint_out_dir`` names
+one (written by CheckpointHook before its first save), that folder's checkpoints are
+candidates too.
 """
 
 from __future__ import annotations
@@ -19,11 +32,18 @@ from treadle import fileio
 from treadle.fileio import LocalBackend
 from treadle.logging import print_log
 
+from .sharded_layout import is_sharded_checkpoint
 from .torch_format import is_complete_torch_file
+from .verify import checkpoint_problem
 
 POINTER = "last_checkpoint"
+# Written by CheckpointHook(out_dir=...) into work_dir: where its checkpoints go.
+OUT_DIR_NOTE = ".checkpoint_out_dir"
 SUFFIX = ".pth"
 _NUMBER = re.compile(r"(\d+)(?!.*\d)")
+# A resumable checkpoint's name ends in its number: epoch_12.pth, iter_4000.pth.
+_RESUMABLE = re.compile(r"(\d+)\.pth$")
+_PUBLISHED = re.compile(r"-[0-9a-f]{8}\.pth$")
 
 
 def _number(name: str) -> int | None:
@@ -33,15 +53,43 @@ def _number(name: str) -> int | None:
 
 def _is_complete(path: str, local: bool) -> bool:
     # Object stores replace whole objects: what exists there is complete.
-    return is_complete_torch_file(path) if local else True
+    if not local:
+        return True
+    if os.path.isdir(path):
+        return is_sharded_checkpoint(path)
+    return is_complete_torch_file(path)
+
+
+def _exists(path: str, local: bool) -> bool:
+    return (local and os.path.isdir(path)) or fileio.isfile(path)
+
+
+def _sharded_names(directory: str, local: bool) -> list[str]:
+    if not local:
+        return []
+    return [
+        entry.name
+        for entry in os.scandir(directory)
+        if entry.is_dir() and entry.name.endswith(SUFFIX)
+    ]
+
+
+def _resumable_number(base: str) -> int | None:
+    if base.startswith((".", "best_")) or _PUBLISHED.search(base):
+        return None
+    match = _RESUMABLE.search(base)
+    return int(match.group(1)) if match else None
 
 
 def _candidates(directory: str, local: bool) -> list[tuple[int, str]]:
     found = []
-    for name in fileio.list_dir_or_file(directory, list_dir=False, suffix=SUFFIX):
-        base = os.path.basename(name)
-        number = _number(base)
-        if number is None or base.startswith("."):
+    try:
+        files = list(fileio.list_dir_or_file(directory, list_dir=False, suffix=SUFFIX))
+    except FileNotFoundError:
+        return []
+    for name in [*files, *_sharded_names(directory, local)]:
+        number = _resumable_number(os.path.basename(name))
+        if number is None:
             continue
         path = fileio.join_path(directory, name)
         if _is_complete(path, local):
@@ -54,11 +102,69 @@ def _is_local(path: str) -> bool:
     return isinstance(fileio.get_file_backend(path, enable_singleton=True), LocalBackend)
 
 
-def _read_pointer(directory: str) -> str | None:
-    pointer = fileio.join_path(directory, POINTER)
-    if not fileio.exists(pointer):
+def _read_text(path: str) -> str | None:
+    if not fileio.exists(path):
         return None
-    return fileio.get_text(pointer).strip() or None
+    return fileio.get_text(path).strip() or None
+
+
+def _read_pointer(directory: str) -> str | None:
+    return _read_text(fileio.join_path(directory, POINTER))
+
+
+def _folder(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[0] if "://" in path else os.path.dirname(path)
+
+
+def _in_order(path: str, local: bool) -> list[str]:
+    """The checkpoints to try, best first: the pointer when it is complete and as far in
+    training as any other, then the others, newest first."""
+    pointed = _read_pointer(path)
+    candidates = _candidates(path, local)
+    folders = {_folder(pointed)} if pointed is not None else set()
+    out_dir = _read_text(fileio.join_path(path, OUT_DIR_NOTE))
+    if out_dir is not None:
+        folders.add(out_dir)
+    for folder in folders:
+        if os.path.normpath(folder) == os.path.normpath(path):
+            continue
+        if not _is_local(folder) or fileio.isdir(folder):
+            candidates = sorted({*candidates, *_candidates(folder, _is_local(folder))})
+    ordered = [candidate for _, candidate in reversed(candidates)]
+    newest = candidates[-1] if candidates else None
+    if pointed is None:
+        return ordered
+    pointed_local = _is_local(pointed)
+    if not (_exists(pointed, pointed_local) and _is_complete(pointed, pointed_local)):
+        print_log(
+            f"{POINTER} names {pointed}, which is missing or incomplete"
+            + (f"; resuming from {newest[1]}" if newest else ""),
+            logger="current",
+            level=logging.WARNING,
+        )
+        return ordered
+    number = _number(pointed)
+    if number is None and newest is not None and _written_after(newest[1], pointed):
+        # An unnumbered pointer target (preempted.pth) with a numbered checkpoint written
+        # after it: the run went on from it and was stopped before the pointer moved.
+        return ordered
+    if newest is None or number is None or number >= newest[0]:
+        return [pointed, *(c for c in ordered if c != pointed)]
+    print_log(
+        f"{POINTER} names {pointed}, but {newest[1]} is further in training: resuming "
+        "from the newest complete checkpoint",
+        logger="current",
+        level=logging.WARNING,
+    )
+    return ordered
+
+
+def _written_after(first: str, second: str) -> bool:
+    """Whether the local file ``first`` was written after the local file ``second``."""
+    try:
+        return os.path.getmtime(first) > os.path.getmtime(second)
+    except (OSError, ValueError):  # not local files
+        return False
 
 
 def find_latest_checkpoint(path: str) -> str | None:
@@ -72,29 +178,14 @@ def find_latest_checkpoint(path: str) -> str | None:
     if not fileio.isdir(path):
         print_log("Did not find last_checkpoint to be resumed.", logger="current")
         return None
-    local = _is_local(path)
-    pointed = _read_pointer(path)
-    candidates = _candidates(path, local)
-    newest = candidates[-1] if candidates else None
-    if pointed is not None and fileio.isfile(pointed) and _is_complete(pointed, _is_local(pointed)):
-        number = _number(pointed)
-        if newest is None or number is None or number >= newest[0]:
-            return pointed
+    for candidate in _in_order(path, _is_local(path)):
+        problem = checkpoint_problem(candidate) if _is_local(candidate) else None
+        if problem is None:
+            return candidate
         print_log(
-            f"{POINTER} names {pointed}, but {newest[1]} is further in training: resuming "
-            "from the newest complete checkpoint",
+            f"the checkpoint {candidate} is corrupt: {problem}; trying the one before it",
             logger="current",
             level=logging.WARNING,
         )
-        return newest[1]
-    if pointed is not None:
-        print_log(
-            f"{POINTER} names {pointed}, which is missing or incomplete"
-            + (f"; resuming from {newest[1]}" if newest else ""),
-            logger="current",
-            level=logging.WARNING,
-        )
-    if newest is None:
-        print_log("Did not find last_checkpoint to be resumed.", logger="current")
-        return None
-    return newest[1]
+    print_log("Did not find last_checkpoint to be resumed.", logger="current")
+    return None

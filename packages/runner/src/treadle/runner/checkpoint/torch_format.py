@@ -39,7 +39,20 @@ def load_torch(
     except RuntimeError as err:
         if "central directory" in str(err):
             raise incomplete_error(filename) from err
+        if "PytorchStreamReader" in str(err) or "corrupt" in str(err):
+            raise corrupt_error(filename, err) from err
         raise
+    except (UnicodeDecodeError, EOFError) as err:  # a garbled pickle inside the archive
+        raise corrupt_error(filename, err) from err
+
+
+def corrupt_error(filename: str, err: BaseException) -> RuntimeError:
+    first_line = str(err).splitlines()[0] if str(err) else ""
+    return RuntimeError(
+        f"cannot read the checkpoint {filename}: it is corrupt ({type(err).__name__}: "
+        f"{first_line}); resume=True (--resume without a path) takes the newest complete "
+        "checkpoint before it"
+    )
 
 
 def incomplete_error(filename: str) -> RuntimeError:

@@ -41,12 +41,66 @@ def run_train(args: argparse.Namespace) -> int:
     """Load the config, apply the options, build the runner and train."""
     _set_local_rank(args)
     cfg = apply_train_args(load_config(args.config), args)
+    if getattr(args, "check", False):
+        return run_check(cfg, args.config)
     if _wants_progress_bar(args):
         add_progress_bar(cfg)
-    runner = runner_factory.build_runner(cfg)
-    args.started = True
-    runner.train()
+    runner = None
+    try:
+        runner = runner_factory.build_runner(cfg)
+        args.started = True
+        runner.train()
+    except Exception as error:
+        # Failed before training anything: where --check finds this very error in the config,
+        # show it located (config key, file, line) with every other problem, not a traceback.
+        if _trained_nothing(runner) and _report_problems(cfg, args.config, error):
+            return 1
+        raise
     return 0
+
+
+def _trained_nothing(runner: object) -> bool:
+    # Not runner.iter: that builds the train loop, which may be what failed.
+    loop = getattr(runner, "_train_loop", None)
+    return loop is None or getattr(loop, "iter", 0) == 0
+
+
+def _text(error: BaseException) -> str:
+    text = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
+    return str(text)
+
+
+def _same(found: BaseException, error: BaseException) -> bool:
+    """Whether the check's ``found`` is ``error`` (the Runner may have wrapped it)."""
+    mine, theirs = _text(found), _text(error)
+    first = mine.splitlines()[0] if mine else ""
+    return bool(first) and (first in theirs or theirs.splitlines()[0] in mine)
+
+
+def _report_problems(cfg: Config, path: str, error: BaseException) -> bool:
+    """Print the check's problems when they explain ``error``; False when they do not (the
+    caller then shows ``error`` as it is)."""
+    from treadle.runner.runner.config_check import check_config
+
+    if type(error).__name__ == "LaunchError":  # the environment, not the config
+        return False
+    try:
+        report = check_config(cfg, filename=os.path.abspath(path))
+    except Exception:  # the check itself failed: the original error says more
+        return False
+    if not any(_same(problem.error, error) for problem in report.problems):
+        return False  # not a config problem (or one the check cannot see): as it is
+    print(f"treadle train: error: {path}: {report}", file=sys.stderr)
+    return True
+
+
+def run_check(cfg: Config, path: str) -> int:
+    """``treadle train --check``: build without training, print every problem; 1 if any."""
+    from treadle.runner.runner.config_check import check_config
+
+    report = check_config(cfg, filename=os.path.abspath(path))
+    print(f"treadle train --check {path}: {report}")
+    return 0 if report.ok else 1
 
 
 def run_test(args: argparse.Namespace) -> int:

@@ -1,10 +1,11 @@
 """``treadle COMMAND``: train, test and plot from a config, as MMEngine projects' tools/*.py.
 
 Commands:
-    train CONFIG [--work-dir D] [--resume [CKPT]] [--amp] [--auto-scale-lr]
+    train CONFIG [--check] [--work-dir D] [--resume [CKPT]] [--amp] [--auto-scale-lr]
                  [--cfg-options k=v ...] [--launcher none|pytorch|slurm|mpi]
     test CONFIG CHECKPOINT [--work-dir D] [--out FILE.pkl] [--cfg-options k=v ...]
     plot WORK_DIR [--keys loss,accuracy/top1] [--out curves.png]
+    checkpoint consolidate SHARDED_DIR OUT.(pth|safetensors) [--weights-only]
 """
 
 from __future__ import annotations
@@ -14,16 +15,28 @@ import sys
 from collections.abc import Sequence
 
 from treadle.config import ConfigError, DictAction
+from treadle.runner.utils.launch_error import LaunchError
 
 from . import commands
+from .checkpoint_command import add_checkpoint_command
 from .config_edits import CommandError
+from .port_command import add_port_command
 
 PROG = "treadle"
 LAUNCHERS = ("none", "pytorch", "slurm", "mpi")
 
 # What a user can get wrong before training starts (a path, a config key, a type name): shown as
 # one line naming it. Errors raised while training keep their traceback.
-USER_ERRORS = (CommandError, ConfigError, OSError, KeyError, ValueError, TypeError, ImportError)
+USER_ERRORS = (
+    CommandError,
+    ConfigError,
+    LaunchError,
+    OSError,
+    KeyError,
+    ValueError,
+    TypeError,
+    ImportError,
+)
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
@@ -93,6 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="scale the learning rate by the real batch size over the config's "
         "auto_scale_lr.base_batch_size",
     )
+    train.add_argument(
+        "--check",
+        action="store_true",
+        help="build everything the run needs (model, data, optimizer, schedulers, hooks, "
+        "loops, evaluators...) without training, and report every problem at once with its "
+        "config key and line; exit status 1 when there is one",
+    )
     _add_run_options(train)
     train.set_defaults(run=commands.run_train)
 
@@ -119,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     plot.add_argument("--out", help="the PNG to write (default: curves.png beside scalars.json)")
     plot.set_defaults(run=commands.run_plot)
+    add_checkpoint_command(subcommands)
+    add_port_command(subcommands)
     return parser
 
 

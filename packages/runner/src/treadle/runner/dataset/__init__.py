@@ -2,9 +2,10 @@
 
 The API follows MMEngine 0.10's ``mmengine.dataset``: ``from mmengine.dataset import
 BaseDataset`` becomes ``from treadle.runner.dataset import BaseDataset``. Importing this
-package registers the built-in datasets (DATASETS), samplers (DATA_SAMPLERS), ``Compose``
-(TRANSFORMS) and collate functions (FUNCTIONS); the root registries list it in their
-``locations``, so configs name these types without importing anything first.
+package registers the built-in datasets (DATASETS), samplers (DATA_SAMPLERS) and collate
+functions (FUNCTIONS); the root registries list it in their ``locations``, so configs name these
+types without importing anything first. ``Compose`` is not registered (as in MMEngine): mmcv
+registers its own in the root TRANSFORMS.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ from typing import Any
 from treadle.runner.registry import TRANSFORMS
 
 
-@TRANSFORMS.register_module()
+# Not registered in TRANSFORMS, as in MMEngine: toolboxes register their own ``Compose`` in the
+# root registry (mmcv's mmcv.transforms.wrappers does), which would clash with a treadle one.
 class Compose:
     """Apply ``transforms`` in order; a transform that returns None stops the pipeline and
     the whole call returns None (the dataset then draws another sample in training).

@@ -10,8 +10,9 @@ import torch
 
 from .vendors import VENDOR_MODULES, import_vendor
 
-# MMEngine's order of preference when several are present.
-PREFERRED_DEVICE_TYPES = ("npu", "cuda", "mlu", "mps", "dipu", "musa")
+# MMEngine's order of preference when several are present; XPU (which MMEngine does not know)
+# comes last.
+PREFERRED_DEVICE_TYPES = ("npu", "cuda", "mlu", "mps", "dipu", "musa", "xpu")
 
 # torch_npu's get_soc_version() numbers chips; from 220 (Ascend 910B) they compute in fp32.
 _NPU_FULL_PRECISION_SOC = 220
@@ -70,6 +71,11 @@ def is_musa_available() -> bool:
     return _is_available("musa")
 
 
+def is_xpu_available() -> bool:
+    """Whether Intel GPUs (XPU) are usable; torch supports them without an adapter."""
+    return _is_available("xpu")
+
+
 def is_dipu_available() -> bool:
     """Whether DeepLink's DIPU is installed. DIPU presents its devices to torch as 'cuda', so
     having the adapter is the answer MMEngine gives too."""
@@ -91,12 +97,13 @@ _CHECKS = {
     "mps": is_mps_available,
     "dipu": is_dipu_available,
     "musa": is_musa_available,
+    "xpu": is_xpu_available,
 }
 
 
 def get_device() -> str:
     """The device type a run uses by default: the first usable one of 'npu', 'cuda', 'mlu',
-    'mps', 'dipu', 'musa', else 'cpu'.
+    'mps', 'dipu', 'musa', 'xpu', else 'cpu'.
 
     Example:
         >>> get_device()  # on a machine without accelerators

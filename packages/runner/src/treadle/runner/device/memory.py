@@ -41,3 +41,24 @@ def get_max_musa_memory(device: torch.device | int | None = None) -> int:
             "no device); ask get_device() which device the run uses"
         )
     return _peak_mib_and_reset(torch.musa, device)
+
+
+def get_max_memory(device: torch.device | int | None = None) -> int | None:
+    """The peak memory (MiB) of this process's accelerator since the previous call, then start
+    counting again; None on the CPU and on accelerators that do not count (MPS). Device-neutral
+    through ``torch.accelerator`` where torch has it, through the CUDA and MUSA modules before.
+
+    Example:
+        >>> get_max_memory()  # on a machine without accelerators
+    """
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None and hasattr(accelerator, "max_memory_allocated"):
+        current = accelerator.current_accelerator(check_available=True)
+        if current is None or current.type == "mps":
+            return None
+        return _peak_mib_and_reset(accelerator, device)
+    if is_musa_available():
+        return _peak_mib_and_reset(torch.musa, device)
+    if is_cuda_available():
+        return _peak_mib_and_reset(torch.cuda, device)
+    return None

@@ -15,11 +15,22 @@ from treadle.dist import is_main_process
 from treadle.logging import print_log
 
 from ..registry import HOOKS
+from .checkpoint_failure import (
+    check_on_save_error,
+    failure_on_any_rank,
+    pointer_failed,
+    removal_failed,
+    save_failed,
+    storage_failure,
+)
 from .checkpoint_publish import publish_checkpoint, remove_checkpoint
 from .checkpoint_rules import INITIAL_SCORE, RULES, resolve_rules
 from .hook import DATA_BATCH, Hook
 
 POINTER = "last_checkpoint"
+# Steps dropped by max_keep_ckpts whose files a kill may have left: a resumed run deletes them.
+STALE = "stale_ckpt_ids"
+OUT_DIR_NOTE = ".checkpoint_out_dir"
 
 
 def _as_names(value: Any, argument: str) -> list[str] | None:
@@ -61,6 +72,10 @@ class CheckpointHook(Hook):
     ``best_<metric>_<epoch|iter>_<n>.pth`` per named metric, the rule being 'greater', 'less'
     or inferred from the metric's name. What it needs to go on after a resume (the kept steps,
     the best scores and files) lives in the message hub, which checkpoints hold.
+    ``async_save=True`` has the strategy write each checkpoint in the background (a host copy
+    is taken first, so training goes on at once); a save waits for the previous one, and the
+    runner waits for the last one before ``train()`` returns. The ``last_checkpoint`` pointer
+    may name a checkpoint still being written: resuming takes the newest complete one.
 
     Example:
         >>> default_hooks = dict(checkpoint=dict(
@@ -109,6 +124,8 @@ class CheckpointHook(Hook):
         backend_args: dict | None = None,
         published_keys: str | list[str] | None = None,
         save_begin: int = 0,
+        async_save: bool = False,
+        on_save_error: str = "continue",
         **kwargs: Any,
     ) -> None:
         if not isinstance(interval, int):
@@ -126,6 +143,13 @@ class CheckpointHook(Hook):
         self.max_keep_ckpts = max_keep_ckpts
         self.save_last = save_last
         self.save_begin = save_begin
+        if not isinstance(async_save, bool):
+            raise TypeError(f"CheckpointHook: async_save must be a bool, got {async_save!r}")
+        # The strategy's CheckpointIO writes in the background; the next save, the end of
+        # train() and the runner's exit wait for it.
+        self.async_save = async_save
+        # A write that fails (after treadle.fileio's retries): log it and go on, or stop.
+        self.on_save_error = check_on_save_error(on_save_error)
         self.args = kwargs
         self.file_client_args = file_client_args
         self.backend_args = backend_args
@@ -158,6 +182,7 @@ class CheckpointHook(Hook):
         self.published_keys = _as_names(published_keys, "published_keys")
         self.last_ckpt: str | None = None
         self.keep_ckpt_ids: deque = deque()
+        self._dropped_while_writing: list[int] = []
 
     # --- arguments ---
 
@@ -210,6 +235,10 @@ class CheckpointHook(Hook):
             basename = os.path.basename(work_dir.rstrip(os.sep))
             self.out_dir = self.file_backend.join_path(root, basename)
         runner.logger.info(f"Checkpoints will be saved to {self.out_dir}.")
+        if self.out_dir != work_dir and is_main_process():
+            # Where a resume looks before the first pointer exists (a kill between the first
+            # checkpoint and the pointer): find_latest_checkpoint reads it.
+            fileio.put_text(self.out_dir, os.path.join(work_dir, OUT_DIR_NOTE))
 
         hub = runner.message_hub
         if self.save_best is not None:
@@ -221,17 +250,35 @@ class CheckpointHook(Hook):
 
         if self.max_keep_ckpts > 0:
             kept = list(hub.runtime_info.get("keep_ckpt_ids", []))
-            # A resumed run may keep fewer than the one that saved: drop the surplus now.
-            while len(kept) > self.max_keep_ckpts:
-                self._remove_step(kept.pop(0))
+            # A resumed run may keep fewer than the one that saved: drop the surplus now,
+            # and the files a killed run dropped but had not deleted yet.
+            surplus = kept[: max(0, len(kept) - self.max_keep_ckpts)]
+            kept = kept[len(surplus) :]
             self.keep_ckpt_ids = deque(kept, self.max_keep_ckpts)
+            stale = [step for step in hub.runtime_info.get(STALE, []) if step not in kept]
+            if surplus or stale:
+                self._point_at_resumed(runner)
+            for step in surplus + stale:
+                self._remove_step(step)
+
+    def _point_at_resumed(self, runner: Any) -> None:
+        # The pointer may still name an older file (a kill between a checkpoint and the
+        # pointer): it moves to the checkpoint this run resumed from before any is deleted.
+        resumed = runner.message_hub.runtime_info.get("last_ckpt")
+        if resumed and is_main_process() and self.file_backend.exists(resumed):
+            self.last_ckpt = resumed
+            self._write_pointers(runner)
 
     def _path(self, filename: str) -> str:
         return self.file_backend.join_path(self.out_dir, filename)
 
     def _remove_step(self, step: int) -> None:
         if is_main_process():
-            remove_checkpoint(self._path(self.filename_tmpl.format(step)), self.file_backend)
+            path = self._path(self.filename_tmpl.format(step))
+            try:
+                remove_checkpoint(path, self.file_backend)
+            except OSError as exc:  # a file too many is no reason to stop training
+                removal_failed(path, exc)
 
     # --- periodic and last checkpoints ---
 
@@ -244,6 +291,19 @@ class CheckpointHook(Hook):
         ):
             runner.logger.info(f"Saving checkpoint at {runner.epoch + 1} epochs")
             self._save_checkpoint(runner)
+
+    def next_train_iter(self, runner: Any, iteration: int, batch_idx: int) -> int | None:
+        """The next iteration that saves (none while saving by epoch)."""
+        if self.by_epoch:
+            return None
+        done = iteration + 1
+        candidates = []
+        if self.interval > 0:
+            first = max(done, self.save_begin)
+            candidates.append(first + -(first - self.save_begin) % self.interval)
+        if self.save_last and runner.max_iters >= done:
+            candidates.append(runner.max_iters)
+        return min(candidates) - 1 if candidates else None
 
     def after_train_iter(
         self,
@@ -274,30 +334,76 @@ class CheckpointHook(Hook):
         self._save_checkpoint_with_step(runner, step, meta)
 
     def _save_checkpoint_with_step(self, runner: Any, step: int, meta: dict) -> None:
+        self._remove_after_async_write(runner)
+        kept = list(self.keep_ckpt_ids)
+        dropped = None
         if self.max_keep_ckpts > 0 and not (self.keep_ckpt_ids and self.keep_ckpt_ids[-1] == step):
-            # Deleted before saving, so the kept steps written into this checkpoint are the
-            # ones left on disk. Saving the same step again (after a new best) keeps none out.
+            # The kept steps written into this checkpoint are the ones left on disk once it is
+            # saved; the oldest is deleted after the save succeeds, so a failed save leaves
+            # every earlier checkpoint in place. Saving the same step again (after a new best)
+            # keeps none out.
             if len(self.keep_ckpt_ids) == self.max_keep_ckpts:
-                self._remove_step(self.keep_ckpt_ids.popleft())
+                dropped = self.keep_ckpt_ids.popleft()
             self.keep_ckpt_ids.append(step)
             runner.message_hub.update_info("keep_ckpt_ids", list(self.keep_ckpt_ids))
+            # Written into this checkpoint: a kill after it is saved and before the dropped
+            # file is deleted leaves that file to the resumed run to delete.
+            runner.message_hub.update_info(STALE, [] if dropped is None else [dropped])
 
         filename = self.filename_tmpl.format(step)
+        previous = self.last_ckpt
         self.last_ckpt = self._path(filename)
         runner.message_hub.update_info("last_ckpt", self.last_ckpt)
-        runner.save_checkpoint(
-            self.out_dir,
-            filename,
-            self.file_client_args,
-            save_optimizer=self.save_optimizer,
-            save_param_scheduler=self.save_param_scheduler,
-            meta=meta,
-            by_epoch=self.by_epoch,
-            backend_args=self.backend_args,
-            **self.args,
-        )
+        try:
+            runner.save_checkpoint(
+                self.out_dir,
+                filename,
+                self.file_client_args,
+                save_optimizer=self.save_optimizer,
+                save_param_scheduler=self.save_param_scheduler,
+                meta=meta,
+                by_epoch=self.by_epoch,
+                backend_args=self.backend_args,
+                **({"async_save": True} if self.async_save else {}),
+                **self.args,
+            )
+        except (OSError, RuntimeError) as exc:  # StorageError, ENOSPC, permissions...
+            failure = storage_failure(exc, self.out_dir, previous)
+            if failure is None:  # not the storage's fault
+                raise
+        else:
+            failure = None
+        # Rank 0 alone writes a whole checkpoint: every rank learns of its failure (one
+        # collective a save), so that all go on, or all stop, together.
+        failure = failure_on_any_rank(failure)
+        if failure is not None:
+            # As if this save had not been asked for: the pointers keep naming `previous`.
+            self.last_ckpt = previous
+            runner.message_hub.update_info("last_ckpt", previous)
+            if self.max_keep_ckpts > 0:
+                self.keep_ckpt_ids = deque(kept, self.max_keep_ckpts)
+                runner.message_hub.update_info("keep_ckpt_ids", kept)
+                runner.message_hub.update_info(STALE, [])
+            save_failed(runner, self, self._path(filename), previous, failure)
+            return
         if is_main_process():
-            self._write_pointers(runner)
+            try:
+                self._write_pointers(runner)
+            except OSError as exc:  # the checkpoint is whole; only its pointer is behind
+                pointer_failed(runner, self, self.last_ckpt, exc)
+        if dropped is not None and self.async_save:
+            # The checkpoint that replaces it may still be being written: it goes once that
+            # write is done (the next save waits for it anyway).
+            self._dropped_while_writing.append(dropped)
+        elif dropped is not None:
+            self._remove_step(dropped)
+
+    def _remove_after_async_write(self, runner: Any) -> None:
+        if not self._dropped_while_writing:
+            return
+        runner.strategy.wait_for_checkpoint()
+        while self._dropped_while_writing:
+            self._remove_step(self._dropped_while_writing.pop(0))
 
     def _write_pointers(self, runner: Any) -> None:
         # The pointer moves last, once the checkpoint it names is complete; written atomically.
@@ -381,6 +487,8 @@ class CheckpointHook(Hook):
         # Only that one: MMEngine writes a checkpoint at this step even when the interval
         # skipped it, off the user's schedule and counted against max_keep_ckpts.
         if updated and self.last_ckpt == self._path(filename):
+            # The loop's state holds the generators training continues from, not those of
+            # validation.
             self._save_checkpoint_with_step(runner, step, meta)
 
     def _rule(self, key: str) -> str:
@@ -401,6 +509,7 @@ class CheckpointHook(Hook):
 
     def after_train(self, runner: Any) -> None:
         """Publish the last and best checkpoints with only ``published_keys``."""
+        self._remove_after_async_write(runner)
         if self.published_keys is None or not is_main_process():
             return
         paths = []

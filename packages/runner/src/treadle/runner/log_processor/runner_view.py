@@ -7,12 +7,7 @@ only validates or tests, as in MMEngine.
 
 from __future__ import annotations
 
-from treadle.runner.device import (
-    get_max_cuda_memory,
-    get_max_musa_memory,
-    is_cuda_available,
-    is_musa_available,
-)
+from treadle.runner.device import get_max_memory
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,8 +50,4 @@ def max_memory_mib(runner: Any) -> int | None:
 
     Reading the peak is a host-side counter: no device synchronization.
     """
-    if is_musa_available():
-        return get_max_musa_memory(getattr(runner.model, "output_device", None))
-    if is_cuda_available():
-        return get_max_cuda_memory(getattr(runner.model, "output_device", None))
-    return None
+    return get_max_memory(getattr(runner.model, "output_device", None))

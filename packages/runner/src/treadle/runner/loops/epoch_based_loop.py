@@ -25,6 +25,9 @@ class EpochBasedTrainLoop(TrainLoopBase):
             :class:`NonFiniteLossError` (checks each step's loss: one device sync a step).
         nonfinite_check_interval: without skipping, look for NaN/inf losses every this many
             iterations (and before checkpoints, validation and each epoch's end).
+        nonfinite_loss: what a NaN/inf loss does: 'stop' (the default), 'skip' (the batch, as
+            ``skip_nonfinite_loss=True``) or 'rollback' (weights and optimizer state back to
+            the last checkpoint, at most ``max_rollbacks`` times).
 
     ``state_dict()``/``load_state_dict()`` save and restore the exact position: a run resumed
     from a checkpoint written mid-epoch continues with the next batch of that epoch.
@@ -44,6 +47,8 @@ class EpochBasedTrainLoop(TrainLoopBase):
         dynamic_intervals: list[tuple[int, int]] | None = None,
         skip_nonfinite_loss: bool = False,
         nonfinite_check_interval: int = 50,
+        nonfinite_loss: str | None = None,
+        max_rollbacks: int = 3,
     ) -> None:
         super().__init__(
             runner,
@@ -53,6 +58,8 @@ class EpochBasedTrainLoop(TrainLoopBase):
             dynamic_intervals,
             skip_nonfinite_loss,
             nonfinite_check_interval,
+            nonfinite_loss,
+            max_rollbacks,
         )
         self._max_epochs = _check_int("max_epochs", max_epochs, 0)
         self._max_iters = self._max_epochs * len(self.dataloader)

@@ -33,6 +33,9 @@ class IterBasedTrainLoop(TrainLoopBase):
             :class:`NonFiniteLossError`.
         nonfinite_check_interval: without skipping, look for NaN/inf losses every this many
             iterations (and before checkpoints and validation).
+        nonfinite_loss: what a NaN/inf loss does: 'stop' (the default), 'skip' (the batch, as
+            ``skip_nonfinite_loss=True``) or 'rollback' (weights and optimizer state back to
+            the last checkpoint, at most ``max_rollbacks`` times).
 
     A run resumed from a checkpoint continues with the very next batch (the sampler's saved
     position, no batches re-read) and the same random numbers.
@@ -54,6 +57,8 @@ class IterBasedTrainLoop(TrainLoopBase):
         dynamic_intervals: list[tuple[int, int]] | None = None,
         skip_nonfinite_loss: bool = False,
         nonfinite_check_interval: int = 50,
+        nonfinite_loss: str | None = None,
+        max_rollbacks: int = 3,
     ) -> None:
         super().__init__(
             runner,
@@ -63,6 +68,8 @@ class IterBasedTrainLoop(TrainLoopBase):
             dynamic_intervals,
             skip_nonfinite_loss,
             nonfinite_check_interval,
+            nonfinite_loss,
+            max_rollbacks,
         )
         self._max_iters = _check_int("max_iters", max_iters, 0)
         # One epoch for the hooks, as MMEngine's.

@@ -5,9 +5,15 @@ once every ``check_interval`` steps, before a checkpoint is saved, before valida
 the end of each epoch: one device sync per check. A non-finite loss stops training with a
 :class:`NonFiniteLossError` naming the first iteration where it appeared.
 
-With ``skip_nonfinite_loss=True`` in ``train_cfg`` the loop instead checks each loss before
-the optimizer uses it (one sync per step, the price of deciding in time) and drops that batch:
-no backward, no optimizer step.
+With ``skip_nonfinite_loss=True`` (or ``nonfinite_loss='skip'``) in ``train_cfg`` the loop
+instead checks each loss before the optimizer uses it (one sync per step, the price of deciding
+in time) and drops that batch: no backward, no optimizer step. ``nonfinite_loss='rollback'``
+keeps the cheap check and, on a NaN, puts the weights and the optimizer's state back to the
+last checkpoint (see :mod:`.nonfinite_rollback`).
+
+The error names the loss terms that were not finite (``loss_cls``...), read from the step's
+outputs (the log variables ``train_step`` returns): the watch keeps a reference to the outputs,
+not a copy, so this costs nothing per step.
 """
 
 from __future__ import annotations
@@ -22,7 +28,60 @@ from treadle.logging import print_log
 
 
 class NonFiniteLossError(FloatingPointError):
-    """The training loss became NaN or infinite; the message names the iteration."""
+    """The training loss became NaN or infinite; the message names the iteration and the loss
+    terms. ``iteration`` (1-based, as in the message) and ``terms`` say the same for code."""
+
+    iteration: int | None = None
+    terms: tuple[str, ...] = ()
+
+
+ACTIONS = ("stop", "skip", "rollback")
+
+
+def check_action(nonfinite_loss: Any, skip_nonfinite_loss: Any) -> str:
+    """The action of ``train_cfg``: ``nonfinite_loss`` if given, else from the older
+    ``skip_nonfinite_loss`` flag."""
+    if not isinstance(skip_nonfinite_loss, bool):
+        raise TypeError(
+            f"train_cfg skip_nonfinite_loss must be True or False, got {skip_nonfinite_loss!r}"
+        )
+    if nonfinite_loss is None:
+        return "skip" if skip_nonfinite_loss else "stop"
+    if nonfinite_loss not in ACTIONS:
+        import difflib
+
+        close = difflib.get_close_matches(str(nonfinite_loss), ACTIONS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(
+            f"train_cfg nonfinite_loss must be one of {', '.join(map(repr, ACTIONS))}, got "
+            f"{nonfinite_loss!r}{hint}"
+        )
+    if skip_nonfinite_loss and nonfinite_loss != "skip":
+        raise ValueError(
+            f"train_cfg sets skip_nonfinite_loss=True and nonfinite_loss={nonfinite_loss!r}: "
+            "keep one of them"
+        )
+    return nonfinite_loss
+
+
+def _terms(outputs: Any) -> list[tuple[str, Any]]:
+    """The loss terms of a step's outputs that are not finite, besides the total."""
+    if not isinstance(outputs, dict):
+        return []
+    bad = []
+    for key, value in outputs.items():
+        if key == "loss" or not isinstance(value, (torch.Tensor, float, int)):
+            continue
+        try:
+            if not _finite(value):
+                bad.append((key, value))
+        except (TypeError, ValueError, RuntimeError):  # not a number
+            continue
+    return bad
+
+
+def _shown(value: Any) -> Any:
+    return value.detach().float().reshape(-1)[0].item() if torch.is_tensor(value) else value
 
 
 def _finite(value: Any) -> bool:
@@ -44,7 +103,7 @@ class LossWatch:
         the training loss is nan at iteration 2 (epoch 1, batch 2)
     """
 
-    def __init__(self, check_interval: int = 50) -> None:
+    def __init__(self, check_interval: int = 50, on_error: Any = None) -> None:
         if isinstance(check_interval, bool) or not isinstance(check_interval, int):
             raise TypeError(
                 f"train_cfg nonfinite_check_interval must be an int, got "
@@ -56,6 +115,10 @@ class LossWatch:
             )
         self.check_interval = check_interval
         self._losses: list[Any] = []
+        # The outputs the losses came from, to name the bad terms when one is not finite.
+        self._outputs: list[Any] = []
+        # Called with the error instead of raising it (the rollback); may raise it.
+        self.on_error = on_error
         # (iteration, epoch, batch_idx) of the first loss held.
         self._first: tuple[int, int | None, int] = (0, 0, 0)
 
@@ -69,6 +132,7 @@ class LossWatch:
         if not losses:
             self._first = (iteration, epoch, batch_idx)
         losses.append(loss)
+        self._outputs.append(outputs)
         if len(losses) >= self.check_interval:
             self.check()
 
@@ -89,12 +153,14 @@ class LossWatch:
             if not losses:
                 self._first = (iteration, epoch, batch_idx)
             losses.append(loss)
+            self._outputs.append(outputs)
         if len(losses) >= self.check_interval:
             self.check()
 
     def check(self) -> None:
         """Raise :class:`NonFiniteLossError` if a held loss is NaN or infinite; forget them."""
         losses, self._losses = self._losses, []
+        outputs, self._outputs = self._outputs, []
         if not losses:
             return
         try:
@@ -107,17 +173,34 @@ class LossWatch:
         offset = next(i for i, loss in enumerate(losses) if not _finite(loss))
         iteration, epoch, batch_idx = self._first
         value = losses[offset]
-        shown = value.detach().float().reshape(-1)[0].item() if torch.is_tensor(value) else value
         # Within one check the batch index advances with the iteration (a check never spans
         # two epochs: the loop checks at each epoch's end).
         where = f"iteration {iteration + offset + 1}"
         if epoch is not None:
             where += f" (epoch {epoch + 1}, batch {batch_idx + offset + 1})"
-        raise NonFiniteLossError(
-            f"the training loss is {shown} at {where}; training stops. A too "
-            f"high learning rate or a log/division of zero is the usual cause; to drop such "
-            f"batches and go on, set train_cfg=dict(..., skip_nonfinite_loss=True)"
+        terms = _terms(outputs[offset]) if offset < len(outputs) else []
+        if terms:
+            named = ", ".join(f"{key}={_shown(term)}" for key, term in terms)
+            term_text = f"the loss term{'s' if len(terms) > 1 else ''} {named}"
+        else:
+            term_text = "the total loss (no term of the outputs is itself non-finite)"
+        action = (
+            "training rolls back to the last checkpoint"
+            if self.on_error is not None
+            else "training stops. A too high learning rate or a log/division of zero is the "
+            "usual cause; to drop such batches and go on, set "
+            "train_cfg=dict(..., skip_nonfinite_loss=True) (or nonfinite_loss='skip' or "
+            "'rollback')"
         )
+        error = NonFiniteLossError(
+            f"the training loss is {_shown(value)} at {where}; from {term_text}; {action}"
+        )
+        error.iteration = iteration + offset + 1
+        error.terms = tuple(key for key, _ in terms)
+        if self.on_error is not None:
+            self.on_error(error)
+            return
+        raise error
 
 
 class SkipNonFiniteOptimWrapper:

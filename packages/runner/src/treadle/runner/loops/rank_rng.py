@@ -23,15 +23,17 @@ from treadle.logging import print_log
 from .rng_state import capture_rng_state
 
 
-def gather_rng_states() -> list[dict[str, Any]]:
-    """Every rank's generator states, indexed by rank (a collective: call it on all ranks).
+def gather_rng_states(state: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Every rank's generator states (``state``, by default the current ones), indexed by rank
+    (a collective: call it on all ranks).
 
     Example:
         >>> len(gather_rng_states())  # one process
         1
     """
     _, world_size = get_dist_info()
-    state = capture_rng_state()
+    if state is None:
+        state = capture_rng_state()
     if world_size == 1:
         return [state]
     return all_gather_object(state)

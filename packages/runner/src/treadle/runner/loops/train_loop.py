@@ -30,7 +30,8 @@ from .base_loop import BaseLoop
 from .data_position import batches_to_samples, consumed_samples, stateful_sampler
 from .dynamic_intervals import calc_dynamic_intervals, interval_at
 from .iter_hooks import TrainIterHooks
-from .nonfinite import LossWatch, SkipNonFiniteOptimWrapper
+from .nonfinite import LossWatch, SkipNonFiniteOptimWrapper, check_action
+from .nonfinite_rollback import Rollback
 from .rank_rng import gather_rng_states, pick_rng_state, reseed_for_rank
 from .rng_state import capture_rng_state, restore_rng_state
 
@@ -64,6 +65,8 @@ class TrainLoopBase(BaseLoop):
         dynamic_intervals: Any,
         skip_nonfinite_loss: bool,
         nonfinite_check_interval: int,
+        nonfinite_loss: str | None = None,
+        max_rollbacks: int = 3,
     ) -> None:
         super().__init__(runner, dataloader)
         self._epoch = 0
@@ -75,12 +78,13 @@ class TrainLoopBase(BaseLoop):
         self.dynamic_milestones, self.dynamic_intervals = calc_dynamic_intervals(
             self.val_interval, dynamic_intervals
         )
-        if not isinstance(skip_nonfinite_loss, bool):
-            raise TypeError(
-                f"train_cfg skip_nonfinite_loss must be True or False, got {skip_nonfinite_loss!r}"
-            )
-        self.skip_nonfinite_loss = skip_nonfinite_loss
-        self._loss_watch = LossWatch(nonfinite_check_interval)
+        # 'stop', 'skip' or 'rollback' (train_cfg nonfinite_loss, see nonfinite.py).
+        self.nonfinite_loss = check_action(nonfinite_loss, skip_nonfinite_loss)
+        self.skip_nonfinite_loss = self.nonfinite_loss == "skip"
+        on_error = None
+        if self.nonfinite_loss == "rollback":
+            on_error = Rollback(self, max_rollbacks)
+        self._loss_watch = LossWatch(nonfinite_check_interval, on_error)
         self._check_not_empty()
         self._share_dataset_meta(runner.visualizer, purpose="visualizer")
         self._phase = IDLE
@@ -101,6 +105,8 @@ class TrainLoopBase(BaseLoop):
         # (treadle.runner.utils.train_steps says what a record holds).
         self.records_steps = False
         self.steps_since_hooks: list[tuple] = []
+        # The generators of training while validation inside it runs (see _validate_if_due).
+        self._generators_outside_val: dict[str, Any] | None = None
 
     def _check_not_empty(self) -> None:
         try:
@@ -212,9 +218,13 @@ class TrainLoopBase(BaseLoop):
             return
         self._loss_watch.check()
         generators = capture_rng_state()
+        # A checkpoint written during validation (save_best) holds these: training goes on
+        # from them, not from what validation drew.
+        self._generators_outside_val = generators
         try:
             val_loop.run()
         finally:
+            self._generators_outside_val = None
             restore_rng_state(generators)
         self.runner.model.train()
 
@@ -291,7 +301,7 @@ class TrainLoopBase(BaseLoop):
             "batch_idx": batches,
             "data_pass": self._data_pass,
             "sampler": self._sampler_state(batches, next_epoch),
-            "rng": capture_rng_state(),
+            "rng": self._current_generators(),
             "rank": rank,
             "world_size": world_size,
         }
@@ -327,10 +337,16 @@ class TrainLoopBase(BaseLoop):
             reseed_for_rank(self._reseed_rank)
             self._reseed_rank = None
 
+    def _current_generators(self) -> dict[str, Any]:
+        """The generators training continues from: those set aside while validation runs."""
+        if self._generators_outside_val is not None:
+            return self._generators_outside_val
+        return capture_rng_state()
+
     def gather_rng_states(self) -> list[dict[str, Any]]:
         """Every rank's generators (a collective): a checkpoint writer that stores them as
         ``state['rng_per_rank']`` makes a multi-process resume exact on every rank."""
-        return gather_rng_states()
+        return gather_rng_states(self._generators_outside_val)
 
     def _take_pending(self) -> dict[str, Any] | None:
         pending, self._pending = self._pending, None

@@ -43,13 +43,26 @@ MODELS = Registry("model", build_func=build_model_from_cfg, scope="treadle", loc
 MODEL_WRAPPERS = Registry(
     "model_wrapper",
     scope="treadle",
-    locations=[_MODEL, "treadle.runner.model.wrappers.fully_sharded"],
+    locations=[
+        _MODEL,
+        "treadle.runner.model.wrappers.fully_sharded",
+        "treadle.runner.model.wrappers.deepspeed",
+        "treadle.runner.strategies.colossalai_model_wrapper",
+    ],
 )
 WEIGHT_INITIALIZERS = Registry("weight initializer", scope="treadle", locations=[_MODEL])
 
 # Optimization.
 OPTIMIZERS = Registry("optimizer", scope="treadle", locations=[_OPTIM])
-OPTIM_WRAPPERS = Registry("optim_wrapper", scope="treadle", locations=[_OPTIM])
+OPTIM_WRAPPERS = Registry(
+    "optim_wrapper",
+    scope="treadle",
+    locations=[
+        _OPTIM,
+        "treadle.runner.optim.optimizer.deepspeed_optim_wrapper",
+        "treadle.runner.optim.optimizer.colossalai_optim_wrapper",
+    ],
+)
 OPTIM_WRAPPER_CONSTRUCTORS = Registry(
     "optimizer wrapper constructor", scope="treadle", locations=[_OPTIM]
 )

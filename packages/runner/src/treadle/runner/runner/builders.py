@@ -11,14 +11,15 @@ from typing import Any
 from torch import nn
 from torch.utils.data import DataLoader
 
-from treadle.dist import broadcast
+from treadle.dist import broadcast, is_distributed
 from treadle.logging import MessageHub, MMLogger
 from treadle.runner.evaluator import Evaluator
 from treadle.runner.loops import BaseLoop, IterBasedTrainLoop
 from treadle.runner.model import is_model_wrapper
 from treadle.runner.optim import OptimWrapper, check_schedulers_match_loop
-from treadle.runner.registry import EVALUATOR, LOG_PROCESSORS, LOOPS, MODELS
+from treadle.runner.registry import EVALUATOR, LOG_PROCESSORS, LOOPS, MODELS, STRATEGIES
 from treadle.runner.strategies import BaseStrategy, SingleDeviceStrategy
+from treadle.runner.strategies.single_device import check_model_wrapper_cfg
 
 from .dataloader import build_dataloader as _build_dataloader
 from .env import setup_env
@@ -135,15 +136,27 @@ class RunnerBuilders:
                 "Distributed training is not used, all SyncBatchNorm (SyncBN) layers in the "
                 "model will be automatically reverted to BatchNormXd layers if they are used."
             )
-        return self.strategy.wrap_model(model)
+        wrapped = self.strategy.wrap_model(model)
+        self.strategy.model = wrapped  # prepare() then knows it is wrapped
+        return wrapped
 
     def _make_strategy(self, model_wrapper_cfg: dict | None) -> BaseStrategy:
-        # The plain Runner names no strategy: one device per process, DDP across processes.
-        return SingleDeviceStrategy(
-            model_wrapper_cfg=None if model_wrapper_cfg is None else dict(model_wrapper_cfg),
-            find_unused_parameters=self.cfg.get("find_unused_parameters", False),
-            sync_bn=self.cfg.get("sync_bn"),
-        )
+        # The plain Runner names no strategy: SingleDeviceStrategy in one process,
+        # DDPStrategy in a process group, with MMEngine's Runner's wrapper defaults.
+        check_model_wrapper_cfg(model_wrapper_cfg, "model_wrapper_cfg")
+        sync_bn = self.cfg.get("sync_bn")
+        if not is_distributed():
+            return SingleDeviceStrategy(sync_bn=sync_bn)
+        if model_wrapper_cfg is None:
+            model_wrapper_cfg = dict(
+                type="MMDistributedDataParallel",
+                broadcast_buffers=False,
+                find_unused_parameters=self.cfg.get("find_unused_parameters", False),
+            )
+        strategy_type = STRATEGIES.get("DDPStrategy")
+        if strategy_type is None:  # without the DDP part, SingleDeviceStrategy wraps in DDP
+            return SingleDeviceStrategy(model_wrapper_cfg=dict(model_wrapper_cfg), sync_bn=sync_bn)
+        return strategy_type(model_wrapper=dict(model_wrapper_cfg), sync_bn=sync_bn)
 
     def _init_model_weights(self) -> None:
         model = self.model.module if is_model_wrapper(self.model) else self.model
@@ -177,7 +190,12 @@ class RunnerBuilders:
         scale_lr(optim_wrapper, auto_scale_lr, batch_size, self._world_size, self.logger.info)
 
     def build_optim_wrapper(self, optim_wrapper: Any) -> OptimWrapper:
-        """An OptimWrapper (OptimWrapperDict for several optimizers) from a config or objects."""
+        """An OptimWrapper (OptimWrapperDict for several optimizers) from a config or objects;
+        a config goes through the strategy first where it adjusts it (FSDP gives
+        AmpOptimWrapper its sharded grad scaler)."""
+        adjust = getattr(getattr(self, "strategy", None), "adjust_optim_wrapper_cfg", None)
+        if callable(adjust) and isinstance(optim_wrapper, Mapping):
+            optim_wrapper = adjust(optim_wrapper)
         try:
             return build_optim_wrapper(self.model, optim_wrapper)
         except Exception as error:
@@ -261,6 +279,7 @@ class RunnerBuilders:
         if "type" not in cfg:
             by_epoch = cfg.pop("by_epoch", "max_iters" not in cfg)
             cfg["type"] = "EpochBasedTrainLoop" if by_epoch else "IterBasedTrainLoop"
+        self._train_dataloader = self._loader_of("train_dataloader", self._train_dataloader)
         try:
             return LOOPS.build(
                 cfg, default_args=dict(runner=self, dataloader=self._train_dataloader)
@@ -268,6 +287,24 @@ class RunnerBuilders:
         except Exception as error:
             error.add_note(f"while building the train loop from train_cfg={dict(loop)!r}")
             raise
+
+    def _loader_of(self, key: str, dataloader: Any) -> Any:
+        """The DataLoader of a ``*_dataloader`` config, built here rather than by the loop so
+        that its errors (and those of its workers, see dataloader_errors) name ``key``. A
+        runner that overrides ``build_dataloader`` keeps having the loop call it."""
+        if isinstance(dataloader, Mapping):
+            if type(self).build_dataloader is not RunnerBuilders.build_dataloader:
+                return dataloader
+            diff_rank_seed = self._randomness_cfg.get("diff_rank_seed", False)
+            return _build_dataloader(
+                dataloader, seed=self.seed, diff_rank_seed=diff_rank_seed, where=key
+            )
+        if dataloader is not None and not hasattr(dataloader, "__iter__"):
+            raise TypeError(
+                f"{key} must be a DataLoader or a config dict, got "
+                f"{type(dataloader).__name__}: {dataloader!r}"
+            )
+        return dataloader
 
     def build_val_loop(self, loop: Any) -> Any:
         """The val loop: ``dict(type=...)`` from LOOPS, else ValLoop."""
@@ -286,6 +323,8 @@ class RunnerBuilders:
             )
         cfg = dict(copy.deepcopy(loop))
         cfg.setdefault("type", "ValLoop" if mode == "val" else "TestLoop")
+        dataloader = self._loader_of(f"{mode}_dataloader", dataloader)
+        setattr(self, f"_{mode}_dataloader", dataloader)
         try:
             return LOOPS.build(
                 cfg, default_args=dict(runner=self, dataloader=dataloader, evaluator=evaluator)

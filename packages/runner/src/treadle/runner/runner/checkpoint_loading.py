@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from treadle.runner.checkpoint import _load_checkpoint, _load_checkpoint_to_model
 from treadle.runner.model import is_model_wrapper
+from treadle.runner.strategies import BaseStrategy, SingleDeviceStrategy
 
 from .mmengine_migration import migrate_mmengine_checkpoint, mmengine_safe_globals
+from .strategy_binding import bound_strategy
 
 DEFAULT_REVISE_KEYS = [(r"^module.", "")]
 
@@ -18,16 +19,15 @@ def unwrapped(model: Any) -> Any:
     return model.module if is_model_wrapper(model) else model
 
 
-def read_runner_checkpoint(filename: str, map_location: Any = "cpu") -> dict[str, Any]:
-    """Load a checkpoint file written by treadle or by MMEngine 0.10 with ``weights_only``
-    loading (MMEngine's classes mapped to treadle's)."""
+def read_runner_checkpoint(
+    filename: str, map_location: Any = "cpu", strategy: BaseStrategy | None = None
+) -> dict[str, Any]:
+    """Read a checkpoint written by treadle or by MMEngine 0.10 through ``strategy`` (default
+    one whole file), with ``weights_only`` loading (MMEngine's classes mapped to treadle's)."""
+    if strategy is None:
+        strategy = SingleDeviceStrategy()
     with mmengine_safe_globals():
-        checkpoint = _load_checkpoint(filename, map_location=map_location)
-    if not isinstance(checkpoint, dict):
-        raise RuntimeError(
-            f"No state_dict found in checkpoint file {filename}: it holds a "
-            f"{type(checkpoint).__name__}, not a dict"
-        )
+        checkpoint = strategy.read_checkpoint(filename, map_location=map_location)
     return migrate_mmengine_checkpoint(checkpoint)
 
 
@@ -39,13 +39,16 @@ def load_runner_checkpoint(
     revise_keys: list | None = None,
 ) -> dict[str, Any]:
     """``Runner.load_checkpoint``: the weights of ``filename`` into the runner's model (after
-    the ``after_load_checkpoint`` hooks); returns the whole checkpoint."""
-    checkpoint = read_runner_checkpoint(filename, map_location)
+    the ``after_load_checkpoint`` hooks), through the runner's strategy; returns the whole
+    checkpoint."""
+    strategy = bound_strategy(runner)
+    checkpoint = read_runner_checkpoint(filename, map_location, strategy)
     runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
-    checkpoint = _load_checkpoint_to_model(
-        unwrapped(runner.model),
-        checkpoint,
-        strict,
+    # A file of bare weights (a state_dict saved alone) loads as its own state_dict.
+    state_dict = checkpoint.get("state_dict", checkpoint)
+    strategy.load_model_state_dict(
+        state_dict,
+        strict=strict,
         revise_keys=DEFAULT_REVISE_KEYS if revise_keys is None else revise_keys,
     )
     runner._has_loaded = True

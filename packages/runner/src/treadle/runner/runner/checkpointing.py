@@ -9,21 +9,22 @@ MMEngine 0.10 load too (see :mod:`.mmengine_migration`).
 The functions take the runner as their first argument and use only its public surface
 (``model``, ``optim_wrapper``, ``param_schedulers``, ``message_hub``, ``train_loop``,
 ``hooks``, ``call_hook``, ``logger``...), so they are tested with any object that has it.
+Model, optimizer and scheduler states, and the file itself, go through ``runner.strategy``
+(:mod:`.strategy_binding`): the same code writes one file or a sharded checkpoint.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from typing import Any
 
 from treadle import dist, fileio
-from treadle.runner.checkpoint import save_checkpoint, weights_to_cpu
 
 from .checkpoint_contents import message_hub_state, sanitize, to_cpu
-from .checkpoint_loading import load_runner_checkpoint, read_runner_checkpoint, unwrapped
+from .checkpoint_loading import load_runner_checkpoint, read_runner_checkpoint
 from .resuming import plan_load_or_resume, resume_runner
 from .stateful_parts import stateful_hooks, train_dataset
+from .strategy_binding import bound_strategy
 
 __all__ = [
     "build_runner_checkpoint",
@@ -41,12 +42,6 @@ def _treadle_version() -> str:
     from treadle.runner import __version__
 
     return __version__
-
-
-def _scheduler_states(param_schedulers: Any) -> Any:
-    if isinstance(param_schedulers, Mapping):
-        return {name: [s.state_dict() for s in group] for name, group in param_schedulers.items()}
-    return [scheduler.state_dict() for scheduler in param_schedulers]
 
 
 def build_runner_checkpoint(
@@ -76,9 +71,10 @@ def build_runner_checkpoint(
     dataset = train_dataset(runner)
     if hasattr(dataset, "metainfo"):
         meta.update(dataset_meta=dataset.metainfo)
+    strategy = bound_strategy(runner)
     checkpoint: dict[str, Any] = {
         "meta": meta,
-        "state_dict": weights_to_cpu(unwrapped(runner.model).state_dict()),
+        "state_dict": strategy.model_state_dict(),
         "message_hub": message_hub_state(runner.message_hub),
     }
     if save_optimizer:
@@ -88,7 +84,7 @@ def build_runner_checkpoint(
                 "save_checkpoint(save_optimizer=True) needs a built optimizer wrapper "
                 f"(OptimWrapper or OptimWrapperDict), but runner.optim_wrapper is {wrapper!r}"
             )
-        checkpoint["optimizer"] = to_cpu(wrapper.state_dict())
+        checkpoint["optimizer"] = strategy.optim_state_dict()
     if save_param_scheduler and runner.param_schedulers is None:
         runner.logger.warning(
             "`save_param_scheduler` is True but `self.param_schedulers` is None, so skip "
@@ -96,7 +92,12 @@ def build_runner_checkpoint(
         )
         save_param_scheduler = False
     if save_param_scheduler:
-        checkpoint["param_schedulers"] = _scheduler_states(runner.param_schedulers)
+        if strategy.param_schedulers is None:
+            raise TypeError(
+                "save_checkpoint(save_param_scheduler=True) needs built parameter schedulers, "
+                f"but runner.param_schedulers is {runner.param_schedulers!r}"
+            )
+        checkpoint["param_schedulers"] = strategy.scheduler_state_dict()
     loop = runner.train_loop
     if callable(getattr(loop, "state_dict", None)):
         checkpoint["loop"] = sanitize(to_cpu(loop.state_dict()), "loop")
@@ -116,25 +117,31 @@ def save_runner_checkpoint(
     save_param_scheduler: bool = True,
     meta: dict | None = None,
     backend_args: dict | None = None,
+    async_save: bool = False,
 ) -> None:
     """Write the checkpoint of ``runner`` to ``filepath`` (a local path or any treadle.fileio
-    URI), atomically; on rank 0 only, as MMEngine.
+    URI) through its strategy; every rank calls it. With the base strategies rank 0 builds
+    and writes one file (atomically); a sharding strategy has every rank build its part.
+    ``async_save`` lets the strategy's CheckpointIO finish the write while training goes on.
 
     Example:
         >>> save_runner_checkpoint(runner, 'work_dirs/toy/epoch_3.pth')
     """
+    strategy = bound_strategy(runner)
     # Every rank's random generators, so that each rank resumes exactly; a collective, so it
-    # runs on all ranks (CheckpointHook calls save_checkpoint on every rank) before rank 0 writes.
+    # runs on all ranks (CheckpointHook calls save_checkpoint on every rank).
     per_rank = None
     loop = getattr(runner, "_train_loop", None)
     if dist.get_world_size() > 1 and callable(getattr(loop, "gather_rng_states", None)):
         per_rank = loop.gather_rng_states()
-    if dist.get_rank() != 0:
-        return
-    checkpoint = build_runner_checkpoint(runner, save_optimizer, save_param_scheduler, meta)
-    if per_rank is not None and "loop" in checkpoint:
-        checkpoint["loop"]["rng_per_rank"] = sanitize(to_cpu(per_rank), "loop")
-    save_checkpoint(checkpoint, filepath, backend_args=backend_args)
+    checkpoint: dict[str, Any] = {}
+    if dist.get_rank() == 0 or strategy.checkpoint_on_every_rank:
+        checkpoint = build_runner_checkpoint(runner, save_optimizer, save_param_scheduler, meta)
+        if per_rank is not None and "loop" in checkpoint:
+            checkpoint["loop"]["rng_per_rank"] = sanitize(to_cpu(per_rank), "loop")
+    strategy.write_checkpoint(
+        checkpoint, filepath, backend_args=backend_args, async_save=async_save
+    )
 
 
 def runner_save_checkpoint(
@@ -147,6 +154,7 @@ def runner_save_checkpoint(
     meta: dict | None = None,
     by_epoch: bool = True,
     backend_args: dict | None = None,
+    async_save: bool = False,
 ) -> None:
     """``Runner.save_checkpoint`` with MMEngine's arguments: the file is ``out_dir/filename``;
     ``by_epoch`` decides which of epoch and iter counts the finished step (the hook that saves
@@ -172,5 +180,5 @@ def runner_save_checkpoint(
         backend_args = file_client_args
     filepath = fileio.join_path(out_dir, filename, backend_args=backend_args)
     save_runner_checkpoint(
-        runner, filepath, save_optimizer, save_param_scheduler, meta, backend_args
+        runner, filepath, save_optimizer, save_param_scheduler, meta, backend_args, async_save
     )

@@ -13,6 +13,8 @@ from treadle.dist import get_rank, get_world_size
 from treadle.runner.dataset import worker_init_fn
 from treadle.runner.registry import DATA_SAMPLERS, DATASETS, FUNCTIONS
 
+from .dataloader_errors import NamingDataLoader
+
 
 class SlicedDataset:
     """The first ``length`` samples of ``dataset`` (``num_batch_per_epoch``, for debugging);
@@ -144,7 +146,9 @@ def build_dataloader(
 
     collate_fn = _function(cfg.pop("collate_fn", dict(type="pseudo_collate")), "collate_fn", where)
     try:
-        loader = DataLoader(
+        # Its errors name the dataset index and the worker (see dataloader_errors).
+        loader = NamingDataLoader(
+            where=where,
             dataset=dataset,
             sampler=sampler if batch_sampler is None else None,
             batch_sampler=batch_sampler,

@@ -15,8 +15,19 @@ from typing import Any
 import torch
 
 from treadle.dist import broadcast, get_dist_info, init_dist, is_distributed
+from treadle.runner.utils.launch_error import LaunchError
 
 LAUNCHERS = ("none", "pytorch", "slurm", "mpi")
+
+
+# The launcher value for the program a user may name instead.
+_LAUNCHER_OF_PROGRAM = {"torchrun": "pytorch", "srun": "slurm", "mpirun": "mpi"}
+# How each launcher starts a whole run, as the user would type it.
+_LAUNCH_COMMANDS = {
+    "pytorch": "torchrun --nproc-per-node N -m treadle.runner train CONFIG --launcher pytorch",
+    "slurm": "srun -n N python -m treadle.runner train CONFIG --launcher slurm",
+    "mpi": "mpirun -n N python -m treadle.runner train CONFIG --launcher mpi",
+}
 
 
 def set_multi_processing(
@@ -56,6 +67,44 @@ def set_multi_processing(
                 os.environ[variable] = "1"
 
 
+def start_group(launcher: str, dist_cfg: dict | None = None) -> None:
+    """Start the process group of a run launched by ``launcher`` with ``env_cfg.dist_cfg``.
+
+    Without ``dist_cfg.backend`` the backend is the one of the device in use (nccl on CUDA,
+    hccl on NPU, ..., gloo on the CPU), where MMEngine always asks for nccl. Errors say which
+    config key or option to change: a GPU-only backend on a machine without GPUs, or a launcher
+    whose environment variables are missing.
+
+    Example:
+        >>> start_group('pytorch', dict(backend='gloo'))  # doctest: +SKIP
+    """
+    from treadle.runner.device import device_count, dist_backend_for
+
+    if dist_cfg is not None and not isinstance(dist_cfg, dict):
+        raise TypeError(
+            f"env_cfg.dist_cfg must be a dict of init_dist's arguments (backend, timeout...), got "
+            f"{type(dist_cfg).__name__}: {dist_cfg!r}"
+        )
+    kwargs = dict(dist_cfg or {})
+    backend = kwargs.setdefault("backend", dist_backend_for())
+    if isinstance(backend, str) and "nccl" in backend.lower() and device_count("cuda") == 0:
+        raise LaunchError(
+            f"env_cfg.dist_cfg.backend={backend!r} needs one CUDA GPU per process, and this "
+            f"machine has none: use backend 'gloo' on CPUs (env_cfg=dict(dist_cfg=dict("
+            f"backend='gloo')), or --cfg-options env_cfg.dist_cfg.backend=gloo), or leave "
+            f"backend unset to get the one of the device in use"
+        )
+    try:
+        init_dist(launcher, **kwargs)
+    except RuntimeError as error:
+        if "environment variable" not in str(error) or launcher not in _LAUNCH_COMMANDS:
+            raise
+        raise LaunchError(
+            f"launcher={launcher!r} (--launcher {launcher}): {error}; a whole run is launched as "
+            f"`{_LAUNCH_COMMANDS[launcher]}`"
+        ) from error
+
+
 def _raise_open_file_limit(limit: int) -> None:
     # Many DataLoader workers sharing tensors through file descriptors exhaust the default
     # soft limit (pytorch/pytorch#973).
@@ -77,7 +126,8 @@ def setup_env(env_cfg: dict[str, Any], launcher: str = "none") -> tuple[int, int
     ``env_cfg`` keys (all optional): ``cudnn_benchmark``, ``mp_cfg`` (``mp_start_method``,
     ``opencv_num_threads``), ``dist_cfg`` (``init_dist``'s ``backend``, ``timeout``...),
     ``resource_limit`` (open files, default 4096). The process group is created through
-    treadle.dist unless ``launcher`` is 'none' or a group exists already. The timestamp
+    treadle.dist (see :func:`start_group`: the backend defaults to the one of the
+    device in use) unless ``launcher`` is 'none' or a group exists already. The timestamp
     (``YYYYmmdd_HHMMSS``) is rank 0's, so that every rank writes to the same log directory.
 
     Example:
@@ -88,14 +138,16 @@ def setup_env(env_cfg: dict[str, Any], launcher: str = "none") -> tuple[int, int
     if not isinstance(env_cfg, dict):
         raise TypeError(f"env_cfg must be a dict, got {type(env_cfg).__name__}: {env_cfg!r}")
     if launcher not in LAUNCHERS:
-        raise ValueError(f"launcher must be one of {', '.join(LAUNCHERS)}, got {launcher!r}")
+        meant = _LAUNCHER_OF_PROGRAM.get(launcher)
+        hint = f" (a run started by {launcher} is launcher={meant!r})" if meant else ""
+        raise ValueError(f"launcher must be one of {', '.join(LAUNCHERS)}, got {launcher!r}{hint}")
     distributed = launcher != "none"
     if env_cfg.get("cudnn_benchmark"):
         torch.backends.cudnn.benchmark = True
     mp_cfg = env_cfg.get("mp_cfg") or {}
     set_multi_processing(**mp_cfg, distributed=distributed)
     if distributed and not is_distributed():
-        init_dist(launcher, **dict(env_cfg.get("dist_cfg") or {}))
+        start_group(launcher, env_cfg.get("dist_cfg"))
     rank, world_size = get_dist_info()
     stamp = torch.tensor(time.time(), dtype=torch.float64)
     if world_size > 1:
@@ -111,22 +163,27 @@ def collect_env() -> dict[str, str]:
 
     Example:
         >>> sorted(collect_env())[:2]
-        ['CUDA available', 'NumPy']
+        ['CUDA available', 'Device']
     """
     import numpy as np
 
     from treadle.runner import __version__
+    from treadle.runner.device import device_count, get_device
 
+    device_type = get_device()
     info = {
         "sys.platform": sys.platform,
         "Python": sys.version.replace("\n", ""),
         "PyTorch": torch.__version__,
-        "CUDA available": str(torch.cuda.is_available()),
+        "CUDA available": str(device_type == "cuda"),
+        "Device": device_type,
         "NumPy": np.__version__,
         "treadle": __version__,
     }
-    if torch.cuda.is_available():
+    if device_type == "cuda":
         info["GPU 0"] = torch.cuda.get_device_name(0)
         info["CUDA"] = str(torch.version.cuda)
+    elif device_type != "cpu":
+        info["Devices"] = str(device_count(device_type))
     info["PyTorch threads"] = str(torch.get_num_threads())
     return info

@@ -25,7 +25,12 @@ class FlexibleRunner(Runner):
     Differences in the arguments, as MMEngine's FlexibleRunner: everything after ``model`` is
     keyword-only; ``work_dir`` defaults to 'work_dirs'; ``launcher=None`` infers the launcher
     from the environment (torchrun, slurm, mpirun); ``resume`` may be a checkpoint path;
-    ``compile`` (bool or torch.compile arguments) compiles ``train_step``.
+    ``compile`` (bool or torch.compile arguments, see ``BaseStrategy.compile_model``) compiles
+    the model's forward after wrapping. The model is wrapped (and its weights initialized
+    first) when train/val/test starts, so that sharding strategies (FSDP, DeepSpeed) get
+    initialized weights; the strategy is built with ``work_dir``, ``experiment_name`` and
+    ``auto_scale_lr`` unless its config sets them; with no strategy, DDPStrategy under a
+    launcher, else SingleDeviceStrategy.
 
     Example:
         >>> runner = FlexibleRunner(
@@ -36,6 +41,8 @@ class FlexibleRunner(Runner):
         ...     train_cfg=dict(by_epoch=True, max_epochs=1),
         ...     optim_wrapper=dict(optimizer=dict(type='SGD', lr=0.01)))  # doctest: +SKIP
     """
+
+    _wraps_model_at_init = False
 
     def __init__(
         self,
@@ -134,9 +141,31 @@ class FlexibleRunner(Runner):
         if isinstance(strategy, BaseStrategy):
             return strategy
         if strategy is None:
+            # As MMEngine: DDPStrategy under a launcher, else one device; the plain Runner's
+            # model_wrapper_cfg and sync_bn keep their meaning.
             return super()._make_strategy(model_wrapper_cfg)
         strategy_cfg = dict(strategy)
-        strategy_cfg.setdefault("type", "SingleDeviceStrategy")
-        if model_wrapper_cfg is not None:
-            strategy_cfg.setdefault("model_wrapper_cfg", dict(model_wrapper_cfg))
-        return STRATEGIES.build(strategy_cfg)
+        if "type" not in strategy_cfg:
+            raise KeyError(
+                f"strategy={strategy_cfg!r} has no 'type': name one of "
+                f"{', '.join(sorted(STRATEGIES.module_dict))}"
+            )
+        name = strategy_cfg["type"]
+        name = name if isinstance(name, str) else getattr(name, "__name__", "")
+        if name == "DeepSpeedStrategy":
+            # DeepSpeed's config needs the per-process batch size; the dataloader knows it.
+            loader = self._train_dataloader
+            batch_size = (
+                loader.get("batch_size", 1)
+                if isinstance(loader, Mapping)
+                else getattr(loader, "batch_size", 1)
+            )
+            strategy_cfg.setdefault("train_micro_batch_size_per_gpu", batch_size or 1)
+        strategy_cfg.setdefault("work_dir", self._work_dir)
+        strategy_cfg.setdefault("experiment_name", self._experiment_name)
+        strategy_cfg.setdefault("auto_scale_lr", self.auto_scale_lr)
+        try:
+            return STRATEGIES.build(strategy_cfg)
+        except Exception as error:
+            error.add_note(f"while building the strategy {dict(strategy)!r}")
+            raise

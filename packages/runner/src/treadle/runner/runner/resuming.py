@@ -20,6 +20,7 @@ from treadle.runner.device import get_device
 from .checkpoint_contents import load_message_hub_state, restore_history_buffers
 from .checkpoint_loading import load_runner_checkpoint
 from .stateful_parts import stateful_hooks, train_dataset
+from .strategy_binding import bound_strategy
 
 
 class LoadPlan(NamedTuple):
@@ -34,7 +35,7 @@ def _is_local(path: str) -> bool:
 
 
 def _decide(work_dir: str, resume: bool, load_from: str | None, logger: Any) -> LoadPlan:
-    if load_from is not None and _is_local(load_from) and not os.path.isfile(load_from):
+    if load_from is not None and _is_local(load_from) and not os.path.exists(load_from):
         raise FileNotFoundError(
             f"load_from={load_from!r}: no such checkpoint file (local path; resume={resume})"
         )
@@ -141,9 +142,8 @@ def _check_world_size(runner: Any, checkpoint: Mapping[str, Any], filename: str)
 def _restore_optimizer(runner: Any, state: Any) -> None:
     wrapper = runner.optim_wrapper
     if not callable(getattr(wrapper, "load_state_dict", None)):
-        wrapper = runner.build_optim_wrapper(wrapper)
-        runner.optim_wrapper = wrapper
-    wrapper.load_state_dict(state)
+        runner.optim_wrapper = runner.build_optim_wrapper(wrapper)
+    bound_strategy(runner).load_optim_state_dict(state)
 
 
 def _built_schedulers(runner: Any) -> Any:
@@ -155,33 +155,9 @@ def _built_schedulers(runner: Any) -> Any:
     return runner.param_schedulers
 
 
-def _load_scheduler_group(runner: Any, name: str, schedulers: list, states: list) -> None:
-    if len(schedulers) != len(states):
-        runner.logger.warning(
-            f"the checkpoint has {len(states)} parameter schedulers{name} and this run has "
-            f"{len(schedulers)}: only the first {min(len(states), len(schedulers))} are resumed"
-        )
-    for scheduler, state in zip(schedulers, states, strict=False):
-        scheduler.load_state_dict(state)
-
-
 def _restore_schedulers(runner: Any, states: Any) -> None:
-    schedulers = _built_schedulers(runner)
-    if isinstance(schedulers, Mapping):
-        if not isinstance(states, Mapping):
-            raise TypeError(
-                "the checkpoint's param_schedulers is a list, but this run has schedulers per "
-                f"optimizer ({', '.join(schedulers)})"
-            )
-        for name, group in schedulers.items():
-            _load_scheduler_group(runner, f" for {name!r}", group, states.get(name, []))
-    else:
-        if isinstance(states, Mapping):
-            raise TypeError(
-                "the checkpoint has param_schedulers per optimizer "
-                f"({', '.join(states)}), but this run has one list of schedulers"
-            )
-        _load_scheduler_group(runner, "", schedulers, states)
+    _built_schedulers(runner)
+    bound_strategy(runner).load_scheduler_state_dict(states)
 
 
 def _restore_hooks(runner: Any, states: Mapping[str, Any]) -> None:

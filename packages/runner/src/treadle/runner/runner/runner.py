@@ -3,13 +3,13 @@ visualization, and runs the train, val and test loops (MMEngine 0.10's ``Runner`
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import os.path as osp
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
@@ -23,7 +23,6 @@ from treadle.runner.optim import OptimWrapper
 from treadle.runner.registry import RUNNERS
 
 from . import checkpointing
-from .activation_checkpointing import turn_on_activation_checkpointing
 from .builders import RunnerBuilders
 from .env import collect_env, setup_env
 from .hook_list import (
@@ -34,7 +33,47 @@ from .hook_methods import RunnerHooks
 from .optim_setup import (
     check_scheduler_cfg,
 )
+from .preemption import preemption_handlers
 from .settings import check_groups, check_train_cfg, experiment_name_for
+
+
+def runner_arguments(cfg: Config | Mapping[str, Any]) -> dict[str, Any]:
+    """The Runner's constructor arguments (all but ``cfg``) that a whole config gives, with
+    MMEngine's defaults for the keys it leaves out.
+
+    Example:
+        >>> sorted(runner_arguments(dict(model=dict(type='M'), work_dir='w')))[:3]
+        ['auto_scale_lr', 'custom_hooks', 'data_preprocessor']
+    """
+    return dict(
+        model=cfg.get("model"),
+        work_dir=cfg.get("work_dir"),
+        train_dataloader=cfg.get("train_dataloader"),
+        val_dataloader=cfg.get("val_dataloader"),
+        test_dataloader=cfg.get("test_dataloader"),
+        train_cfg=cfg.get("train_cfg"),
+        val_cfg=cfg.get("val_cfg"),
+        test_cfg=cfg.get("test_cfg"),
+        auto_scale_lr=cfg.get("auto_scale_lr"),
+        optim_wrapper=cfg.get("optim_wrapper"),
+        param_scheduler=cfg.get("param_scheduler"),
+        val_evaluator=cfg.get("val_evaluator"),
+        test_evaluator=cfg.get("test_evaluator"),
+        default_hooks=cfg.get("default_hooks"),
+        custom_hooks=cfg.get("custom_hooks"),
+        data_preprocessor=cfg.get("data_preprocessor"),
+        load_from=cfg.get("load_from"),
+        resume=cfg.get("resume", False),
+        launcher=cfg.get("launcher", "none"),
+        # No backend named: the one of the device in use (nccl on CUDA, gloo on the CPU...).
+        env_cfg=cfg.get("env_cfg", dict(dist_cfg=dict())),
+        log_processor=cfg.get("log_processor"),
+        log_level=cfg.get("log_level", "INFO"),
+        visualizer=cfg.get("visualizer"),
+        default_scope=cfg.get("default_scope", "treadle"),
+        randomness=cfg.get("randomness", dict(seed=None)),
+        experiment_name=cfg.get("experiment_name"),
+    )
 
 
 @RUNNERS.register_module()
@@ -92,6 +131,9 @@ class Runner(RunnerBuilders, RunnerHooks):
     """
 
     cfg: Config
+    #: Whether the model is wrapped (DDP...) when the runner is built, as MMEngine's Runner
+    #: does; FlexibleRunner wraps it in train/val/test.
+    _wraps_model_at_init = True
 
     def __init__(
         self,
@@ -167,7 +209,8 @@ class Runner(RunnerBuilders, RunnerHooks):
 
         self._launcher = launcher
         self._distributed = launcher != "none"
-        env_cfg = dict(dist_cfg=dict(backend="nccl")) if env_cfg is None else env_cfg
+        # No backend named: the one of the device in use (nccl on CUDA, gloo on the CPU...).
+        env_cfg = dict(dist_cfg=dict()) if env_cfg is None else env_cfg
         self._rank, self._world_size, self._timestamp = setup_env(env_cfg, launcher)
         self._randomness_cfg = dict(seed=None) if randomness is None else dict(randomness)
         self.set_randomness(**self._randomness_cfg)
@@ -206,7 +249,14 @@ class Runner(RunnerBuilders, RunnerHooks):
             model = dict(model)
             model.setdefault("data_preprocessor", data_preprocessor)
         self.model = self.build_model(model)
-        self.model = self.wrap_model(self.cfg.get("model_wrapper_cfg"), self.model)
+        # The plain Runner wraps at construction as MMEngine's does; FlexibleRunner wraps in
+        # train/val/test, after initializing the weights (a sharded model cannot be
+        # initialized on rank 0 and broadcast).
+        self._model_wrapped = self._wraps_model_at_init
+        if self._model_wrapped:
+            self.model = self.wrap_model(self.cfg.get("model_wrapper_cfg"), self.model)
+        else:
+            self.strategy = self._make_strategy(self.cfg.get("model_wrapper_cfg"))
         inner = self.model.module if is_model_wrapper(self.model) else self.model
         self._model_name = type(inner).__name__
 
@@ -230,35 +280,7 @@ class Runner(RunnerBuilders, RunnerHooks):
         for key in ("model", "work_dir"):
             if key not in cfg:
                 raise KeyError(f"the config has no {key!r}: a runner needs model and work_dir")
-        return cls(
-            model=cfg["model"],
-            work_dir=cfg["work_dir"],
-            train_dataloader=cfg.get("train_dataloader"),
-            val_dataloader=cfg.get("val_dataloader"),
-            test_dataloader=cfg.get("test_dataloader"),
-            train_cfg=cfg.get("train_cfg"),
-            val_cfg=cfg.get("val_cfg"),
-            test_cfg=cfg.get("test_cfg"),
-            auto_scale_lr=cfg.get("auto_scale_lr"),
-            optim_wrapper=cfg.get("optim_wrapper"),
-            param_scheduler=cfg.get("param_scheduler"),
-            val_evaluator=cfg.get("val_evaluator"),
-            test_evaluator=cfg.get("test_evaluator"),
-            default_hooks=cfg.get("default_hooks"),
-            custom_hooks=cfg.get("custom_hooks"),
-            data_preprocessor=cfg.get("data_preprocessor"),
-            load_from=cfg.get("load_from"),
-            resume=cfg.get("resume", False),
-            launcher=cfg.get("launcher", "none"),
-            env_cfg=cfg.get("env_cfg", dict(dist_cfg=dict(backend="nccl"))),
-            log_processor=cfg.get("log_processor"),
-            log_level=cfg.get("log_level", "INFO"),
-            visualizer=cfg.get("visualizer"),
-            default_scope=cfg.get("default_scope", "treadle"),
-            randomness=cfg.get("randomness", dict(seed=None)),
-            experiment_name=cfg.get("experiment_name"),
-            cfg=cfg,
-        )
+        return cls(**runner_arguments(cfg), cfg=cfg)
 
     # ----------------------------------------------------------------- properties
 
@@ -440,6 +462,7 @@ class Runner(RunnerBuilders, RunnerHooks):
         if self._val_loop is not None:
             self._require_step("val_step")
         self._train_loop = self.build_train_loop(self._train_loop)
+        self._wrap_deferred_model(init_weights=True)
         self.optim_wrapper = self.build_optim_wrapper(self.optim_wrapper)
         self.scale_lr(self.optim_wrapper, self.auto_scale_lr)
         if self.param_schedulers is not None:
@@ -447,15 +470,19 @@ class Runner(RunnerBuilders, RunnerHooks):
         if self._val_loop is not None:
             self._val_loop = self.build_val_loop(self._val_loop)
         self.call_hook("before_run")
-        self._init_model_weights()
+        if not self._weights_initialized:
+            self._init_model_weights()
         self._turn_on_cfg_features()
+        self._prepare_strategy("train")
         self.load_or_resume()
         self.optim_wrapper.initialize_count_status(
             self.model, self._train_loop.iter, self._train_loop.max_iters
         )
-        self._maybe_compile("train_step")
-        model = self.train_loop.run()
-        self.call_hook("after_run")
+        # Preemption signals (SIGTERM, SLURM's SIGUSR1) save a checkpoint and stop the run.
+        preemption = preemption_handlers(self, self.cfg.get("preemption"))
+        with self._checkpoints_finished(), preemption:
+            model = self.train_loop.run()
+            self.call_hook("after_run")
         return model
 
     def val(self) -> dict:
@@ -466,10 +493,13 @@ class Runner(RunnerBuilders, RunnerHooks):
             )
         self._require_step("val_step")
         self._val_loop = self.build_val_loop(self._val_loop)
+        self._wrap_deferred_model(init_weights=self.cfg.get("init_weights_for_test_or_val", True))
         self.call_hook("before_run")
+        self._prepare_strategy("val")
         self.load_or_resume()
-        metrics = self.val_loop.run()
-        self.call_hook("after_run")
+        with self._checkpoints_finished():
+            metrics = self.val_loop.run()
+            self.call_hook("after_run")
         return metrics
 
     def test(self) -> dict:
@@ -481,10 +511,13 @@ class Runner(RunnerBuilders, RunnerHooks):
             )
         self._require_step("test_step")
         self._test_loop = self.build_test_loop(self._test_loop)
+        self._wrap_deferred_model(init_weights=self.cfg.get("init_weights_for_test_or_val", True))
         self.call_hook("before_run")
+        self._prepare_strategy("test")
         self.load_or_resume()
-        metrics = self.test_loop.run()
-        self.call_hook("after_run")
+        with self._checkpoints_finished():
+            metrics = self.test_loop.run()
+            self.call_hook("after_run")
         return metrics
 
     def _turn_on_cfg_features(self) -> None:
@@ -493,7 +526,7 @@ class Runner(RunnerBuilders, RunnerHooks):
             self.logger.info(
                 f'Enabling the "activation_checkpointing" feature for sub-modules: {modules}'
             )
-            turn_on_activation_checkpointing(self._inner_model(), modules)
+            self.strategy.apply_activation_checkpointing(self.model, modules)
         if self.cfg.get("efficient_conv_bn_eval") is not None:
             # A speed/memory optimization of eval-mode Conv+BN pairs; training is the same
             # without it, so a config written for MMEngine still runs.
@@ -501,21 +534,78 @@ class Runner(RunnerBuilders, RunnerHooks):
                 "cfg.efficient_conv_bn_eval is not supported by treadle and is ignored"
             )
 
-    def _maybe_compile(self, target: str) -> None:
+    def _compile_cfg(self) -> bool | dict:
         compile_cfg = self.cfg.get("compile")
         if compile_cfg is None or compile_cfg is False:
-            return
+            return False
         if compile_cfg is True:
-            compile_cfg = {}
+            return True
         if not isinstance(compile_cfg, Mapping):
             raise TypeError(
                 f"cfg.compile must be a bool or a dict of torch.compile arguments, got "
                 f"{type(compile_cfg).__name__}: {compile_cfg!r}"
             )
-        setattr(self.model, target, torch.compile(getattr(self.model, target), **compile_cfg))
-        self.logger.info(
-            'Model has been "compiled". The first few iterations will be slow, please be patient.'
-        )
+        return dict(compile_cfg)
+
+    def _wrap_deferred_model(self, init_weights: bool) -> None:
+        """FlexibleRunner: initialize the weights, then place and wrap the model through the
+        strategy, before the optimizer is built on the wrapped (possibly sharded) parameters."""
+        if self._model_wrapped:
+            return
+        if init_weights:
+            self._init_model_weights()
+        self.model = self.strategy.wrap_model(self.model)
+        self.strategy.model = self.model  # prepare() then knows it is wrapped
+        self._model_wrapped = True
+
+    @property
+    def _weights_initialized(self) -> bool:
+        return self.__dict__.get("_weights_done", False)
+
+    def _init_model_weights(self) -> None:
+        super()._init_model_weights()
+        self.__dict__["_weights_done"] = True
+
+    def _dispatch_kwargs(self) -> dict[str, Any]:
+        loop = self._train_loop
+        kwargs: dict[str, Any] = dict(max_iters=loop.max_iters, max_epochs=loop.max_epochs)
+        loader = getattr(loop, "dataloader", None)
+        with contextlib.suppress(TypeError):
+            kwargs["epoch_length"] = len(loader)
+        batch_size = getattr(loader, "batch_size", None)
+        if batch_size is not None:
+            kwargs["train_micro_batch_size_per_gpu"] = batch_size
+        return kwargs
+
+    def _prepare_strategy(self, mode: str) -> None:
+        """Hand the model (and for training the built optimizer wrapper and schedulers) to the
+        strategy, which compiles it when ``cfg.compile`` asks (after wrapping) and may replace
+        them (DeepSpeed's engine); the runner then uses the strategy's objects."""
+        strategy = self.strategy
+        compile_cfg = self._compile_cfg()
+        if mode == "train":
+            strategy.prepare(
+                self.model,
+                optim_wrapper=self.optim_wrapper,
+                param_scheduler=self.param_schedulers,
+                compile=compile_cfg,
+                dispatch_kwargs=self._dispatch_kwargs(),
+            )
+            self.optim_wrapper = strategy.optim_wrapper
+            if self.param_schedulers is not None:
+                self.param_schedulers = strategy.param_schedulers
+        else:
+            strategy.prepare(self.model, compile=compile_cfg)
+        self.model = strategy.model
+
+    @contextlib.contextmanager
+    def _checkpoints_finished(self) -> Iterator[None]:
+        # Asynchronous checkpoint writes finish before train/val/test returns, also when the
+        # loop raises: the process must not exit with a half-written checkpoint.
+        try:
+            yield
+        finally:
+            self.strategy.wait_for_checkpoint()
 
     # ----------------------------------------------------------------- checkpoints
 
@@ -526,9 +616,12 @@ class Runner(RunnerBuilders, RunnerHooks):
         if self._has_loaded:
             return
         if isinstance(self._resume, str):
-            # A named checkpoint is what the user asked for, whatever work_dir holds.
-            if "://" not in self._resume and not osp.isfile(self._resume):
-                raise FileNotFoundError(f"resume={self._resume!r}: no such checkpoint file")
+            # A named checkpoint is what the user asked for, whatever work_dir holds (a file,
+            # or the directory of a sharded checkpoint).
+            if "://" not in self._resume and not osp.exists(self._resume):
+                raise FileNotFoundError(
+                    f"resume={self._resume!r}: no such checkpoint file or directory"
+                )
             self.resume(self._resume)
             return
         plan = checkpointing.plan_load_or_resume(
@@ -580,9 +673,12 @@ class Runner(RunnerBuilders, RunnerHooks):
         meta: dict | None = None,
         by_epoch: bool = True,
         backend_args: dict | None = None,
+        async_save: bool = False,
     ) -> None:
         """Write ``out_dir/filename`` (any treadle.fileio backend) with everything a resume
-        needs; rank 0 writes."""
+        needs, through the strategy (every rank calls; with one whole file rank 0 writes).
+        ``async_save`` lets the write finish while training goes on where the strategy's
+        CheckpointIO can (train/val/test wait for it before returning)."""
         checkpointing.runner_save_checkpoint(
             self,
             out_dir,
@@ -593,6 +689,7 @@ class Runner(RunnerBuilders, RunnerHooks):
             meta=meta,
             by_epoch=by_epoch,
             backend_args=backend_args,
+            async_save=async_save,
         )
 
     @master_only

@@ -13,6 +13,17 @@ Example:
 from __future__ import annotations
 
 from .base import BaseStrategy
+from .colossalai import ColossalAIStrategy
+from .ddp import DDPStrategy
+from .deepspeed import DeepSpeedStrategy
+from .fsdp import FSDPStrategy
 from .single_device import SingleDeviceStrategy
 
-__all__ = ["BaseStrategy", "SingleDeviceStrategy"]
+__all__ = [
+    "BaseStrategy",
+    "ColossalAIStrategy",
+    "DDPStrategy",
+    "DeepSpeedStrategy",
+    "FSDPStrategy",
+    "SingleDeviceStrategy",
+]

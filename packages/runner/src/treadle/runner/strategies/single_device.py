@@ -8,6 +8,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from treadle import dist
+from treadle.registry.suggestions import missing_type_message
 from treadle.runner.device import get_device
 from treadle.runner.model import (
     convert_sync_batchnorm,
@@ -17,6 +18,22 @@ from treadle.runner.model import (
 from treadle.runner.registry import MODEL_WRAPPERS, STRATEGIES
 
 from .base import BaseStrategy
+
+
+def check_model_wrapper_cfg(cfg: Any, name: str) -> None:
+    """Refuse a wrapper config that is not a dict, or whose ``type`` names no registered model
+    wrapper (with the closest names), when it is given rather than when a process group first
+    needs it: a one-process run would otherwise accept a misspelling silently."""
+    if cfg is None:
+        return
+    if not isinstance(cfg, dict):
+        raise TypeError(
+            f"{name} must be a dict (type and arguments of a model wrapper) or None, got "
+            f"{type(cfg).__name__}"
+        )
+    wrapper_type = cfg.get("type", "MMDistributedDataParallel")
+    if isinstance(wrapper_type, str) and MODEL_WRAPPERS.get(wrapper_type) is None:
+        raise KeyError(f"{name}: {missing_type_message(MODEL_WRAPPERS, wrapper_type)}")
 
 
 @STRATEGIES.register_module()
@@ -32,6 +49,7 @@ class SingleDeviceStrategy(BaseStrategy):
         sync_bn: 'torch' or 'mmcv' to convert BatchNorm layers to SyncBatchNorm when
             distributed.
         dist_cfg: keyword arguments of :func:`treadle.dist.init_dist`.
+        kwargs: MMEngine's BaseStrategy arguments (``work_dir``, ``experiment_name``...).
 
     Example:
         >>> strategy = SingleDeviceStrategy()
@@ -47,16 +65,22 @@ class SingleDeviceStrategy(BaseStrategy):
         find_unused_parameters: bool = False,
         sync_bn: str | None = None,
         dist_cfg: dict | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(dist_cfg=dist_cfg)
-        if model_wrapper_cfg is not None and not isinstance(model_wrapper_cfg, dict):
-            raise TypeError(
-                "model_wrapper_cfg must be a dict (type and arguments of a model wrapper) or "
-                f"None, got {type(model_wrapper_cfg).__name__}"
-            )
+        super().__init__(dist_cfg=dist_cfg, **kwargs)
+        check_model_wrapper_cfg(model_wrapper_cfg, "model_wrapper_cfg")
         self.model_wrapper_cfg = model_wrapper_cfg
         self.find_unused_parameters = find_unused_parameters
         self.sync_bn = sync_bn
+
+    def convert_model(self, model: nn.Module) -> nn.Module:
+        """One process: SyncBatchNorm layers become BatchNorm (they need a process group);
+        in a process group, BatchNorm becomes SyncBatchNorm when ``sync_bn`` is set."""
+        if not dist.is_distributed():
+            return revert_sync_batchnorm(model)
+        if self.sync_bn is not None:
+            return convert_sync_batchnorm(model, self.sync_bn)
+        return model
 
     def wrap_model(self, model: nn.Module) -> nn.Module:
         if is_model_wrapper(model):
@@ -67,12 +91,9 @@ class SingleDeviceStrategy(BaseStrategy):
                     f"{self.model_wrapper_cfg}"
                 )
             return model
-        model = model.to(get_device())
+        model = self.convert_model(model.to(get_device()))
         if not dist.is_distributed():
-            # SyncBatchNorm needs a process group: plain BatchNorm on one process.
-            return revert_sync_batchnorm(model)
-        if self.sync_bn is not None:
-            model = convert_sync_batchnorm(model, self.sync_bn)
+            return model
         cfg = dict(self.model_wrapper_cfg or {})
         cfg.setdefault("type", "MMDistributedDataParallel")
         if self.model_wrapper_cfg is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from .deprecation import deprecated_api_warning, deprecated_function
 from .lazy import lazy_attributes
 from .objects import apply_to, get_object_from_string, has_method, is_method_overridden
+from .package_install import call_command, install_package
 from .packages import get_installed_path, is_installed
 from .paths import check_file_exist, fopen, is_abs, is_filepath, mkdir_or_exist, scandir, symlink
 from .prerequisites import check_prerequisites, requires_executable, requires_package
@@ -43,6 +44,7 @@ __all__ = [
     "Timer",
     "TimerError",
     "apply_to",
+    "call_command",
     "check_file_exist",
     "check_prerequisites",
     "check_time",
@@ -56,6 +58,7 @@ __all__ = [
     "get_object_from_string",
     "has_method",
     "import_modules_from_strings",
+    "install_package",
     "is_abs",
     "is_filepath",
     "is_installed",
@@ -86,4 +89,12 @@ __all__ = [
 
 
 # treadle.config (and its YAML loader) is loaded only by the one helper that lives there.
-__getattr__ = lazy_attributes(__name__, {"import_modules_from_strings": "treadle.config"})
+# ManagerMixin and ManagerMeta (mmengine.utils names) live in treadle.logging.
+__getattr__ = lazy_attributes(
+    __name__,
+    {
+        "import_modules_from_strings": "treadle.config",
+        "ManagerMeta": "treadle.logging",
+        "ManagerMixin": "treadle.logging",
+    },
+)

@@ -3,6 +3,7 @@ steps; torch's own DataParallel and DistributedDataParallel are registered as wr
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import torch
@@ -12,6 +13,10 @@ from treadle.runner.registry import MODEL_WRAPPERS
 
 from ..base_model import OptimWrapperLike, run_forward
 from ..utils import detect_anomalous_params
+
+_TAKES_FORWARD_SYNC_BUFFERS = (
+    "forward_sync_buffers" in inspect.signature(DistributedDataParallel.__init__).parameters
+)
 
 MODEL_WRAPPERS.register_module(module=DistributedDataParallel)
 MODEL_WRAPPERS.register_module(module=DataParallel)
@@ -32,7 +37,9 @@ class MMDistributedDataParallel(DistributedDataParallel):
         detect_anomalous_params: log every parameter the loss does not reach, each train
             step (slow: for debugging "unused parameters" errors of DDP).
         **kwargs: DistributedDataParallel's arguments (device_ids, broadcast_buffers,
-            find_unused_parameters, bucket_cap_mb, static_graph...).
+            find_unused_parameters, bucket_cap_mb, static_graph...). On a torch whose DDP
+            has ``forward_sync_buffers``, ``broadcast_buffers`` is passed as that (buffers are
+            then also made equal to rank 0's when wrapping).
 
     Example:
         >>> model = MMDistributedDataParallel(  # doctest: +SKIP
@@ -41,6 +48,11 @@ class MMDistributedDataParallel(DistributedDataParallel):
     """
 
     def __init__(self, module: Any, detect_anomalous_params: bool = False, **kwargs: Any) -> None:
+        if _TAKES_FORWARD_SYNC_BUFFERS and "broadcast_buffers" in kwargs:
+            # torch 2.13 deprecates broadcast_buffers (a FutureWarning at every start) for
+            # forward_sync_buffers, which also makes every rank start from rank 0's buffers.
+            broadcast = kwargs.pop("broadcast_buffers")
+            kwargs.setdefault("forward_sync_buffers", broadcast)
         super().__init__(module=module, **kwargs)
         self.detect_anomalous_params = detect_anomalous_params
 

@@ -66,6 +66,11 @@ class MMSeparateDistributedDataParallel(DistributedDataParallel):
                 )
             module._modules[name] = submodule
 
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The wrapped model's forward (DDP's own needs the state its skipped constructor would
+        have made; the parts synchronize through their own wrappers)."""
+        return self.module(*args, **kwargs)
+
     def train_step(self, data: Any, optim_wrapper: Any) -> dict[str, torch.Tensor]:
         """The wrapped model's train step (it receives an OptimWrapperDict, one per part)."""
         return self.module.train_step(data, optim_wrapper)

@@ -1,0 +1,100 @@
+"""Why treadle leaves out each MMEngine 0.10.7 name it does not provide (the coverage table in
+the README lists them with these reasons; tools/compat_coverage.py fails on a missing name
+without one)."""
+
+from __future__ import annotations
+
+_MODULE_TABLE = (
+    "MMEngine's table of OpenMMLab module names to pip packages, used to install missing "
+    "toolboxes through mim; treadle never installs packages"
+)
+_LAZY_CONFIG = (
+    "an internal of MMEngine's pure-Python config loader (AST rewriting); treadle.config has its "
+    "own loader and the same config syntax"
+)
+_COLOSSALAI_REGISTRIES = (
+    "MMEngine's ColossalAI-only registries; treadle's ColossalAIStrategy takes the plugin and "
+    "mixed precision by name or as a dict (type=...) and builds them itself"
+)
+_CONV_BN = (
+    "MMEngine's experimental conv+BN fusion for frozen BN layers (efficient_conv_bn_eval) is "
+    "not implemented in treadle"
+)
+_VISUALIZE = (
+    "the helpers of MMEngine's scheduler-preview script (a fake run with a toy model); treadle "
+    "has no such script"
+)
+_MULTIPROCESS = (
+    "PyTorch's own torch.testing._internal.common_distributed class is given here, but it needs "
+    "the test-only package expecttest, not installed"
+)
+
+#: reason by ``(module, name)``; ``(module, '*')`` for every missing name of a module.
+REASONS: dict[tuple[str, str], str] = {
+    ("mmengine._strategy.colossalai", "*"): _COLOSSALAI_REGISTRIES,
+    ("mmengine._strategy.fsdp", "FSDP_CONFIGS"): (
+        "MMEngine's registry of FSDP state-dict config classes; treadle's FSDPStrategy takes "
+        "state_dict_cfg as 'local' / 'full' or the torch config objects themselves"
+    ),
+    ("mmengine._strategy.utils", "MetaTensorContext"): (
+        "an internal of MMEngine's FSDP strategy (building a model on the meta device); "
+        "treadle's FSDPStrategy does this its own way"
+    ),
+    ("mmengine.config.config", "add_args"): (
+        "a helper that turns a config into argparse options, unused by MMEngine and the "
+        "toolboxes; use DictAction (--cfg-options) as they do"
+    ),
+    ("mmengine.config.utils", "ImportTransformer"): _LAZY_CONFIG,
+    ("mmengine.config.utils", "RemoveAssignFromAST"): _LAZY_CONFIG,
+    ("mmengine.config.utils", "PYTHON_ROOT_DIR"): _LAZY_CONFIG,
+    ("mmengine.config.utils", "SYSTEM_PYTHON_PREFIX"): _LAZY_CONFIG,
+    ("mmengine.config.utils", "MODULE2PACKAGE"): _MODULE_TABLE,
+    ("mmengine.config.utils", "PKG2PROJECT"): _MODULE_TABLE,
+    ("mmengine.infer.infer", "MODULE2PACKAGE"): _MODULE_TABLE,
+    ("mmengine.registry.registry", "MODULE2PACKAGE"): _MODULE_TABLE,
+    ("mmengine.fileio.handlers.json_handler", "set_default"): (
+        "the private json.dump(default=...) function of MMEngine's JsonHandler; treadle's "
+        "JsonHandler converts sets, tuples and numpy values itself"
+    ),
+    ("mmengine.model.efficient_conv_bn_eval", "*"): _CONV_BN,
+    ("mmengine.runner.activation_checkpointing", "wrap_forward"): (
+        "an internal of MMEngine's turn_on_activation_checkpointing, which treadle provides"
+    ),
+    ("mmengine.runner.checkpoint", "ENV_MMENGINE_HOME"): (
+        "treadle's model-zoo cache reads TREADLE_HOME (ENV_TREADLE_HOME), not MMENGINE_HOME"
+    ),
+    ("mmengine.runner.checkpoint", "load_from_ceph"): (
+        "deprecated in MMEngine in favour of the petrel backend, which treadle.fileio does not "
+        "have (Ceph's S3 interface works through the s3:// backend)"
+    ),
+    ("mmengine.testing._internal", "*"): _MULTIPROCESS,
+    ("mmengine.testing._internal.distributed", "*"): _MULTIPROCESS,
+    ("mmengine.utils.dl_utils.visualize", "*"): _VISUALIZE,
+    ("mmengine.utils.package_utils", "package2module"): (
+        "an internal of MMEngine's get_installed_path, which treadle provides"
+    ),
+    ("mmengine.utils.path", "find_vcs_root"): (
+        "unused by MMEngine and the toolboxes; not implemented in treadle"
+    ),
+    ("mmengine.utils.progressbar", "init_pool"): (
+        "an internal of MMEngine's track_parallel_progress, which treadle provides"
+    ),
+}
+
+#: reason by name, at any path.
+REASONS_BY_NAME: dict[str, str] = {
+    "FileClient": (
+        "deprecated since MMEngine 0.8 (it warns when used) in favour of the fileio functions "
+        "(get, put, exists...) with backend_args and the backends, which treadle.fileio provides"
+    ),
+}
+
+
+def reason_for(module: str, name: str) -> str | None:
+    """Why ``module.name`` is missing, or None when no reason is written down.
+
+    Example:
+        >>> reason_for('mmengine.fileio', 'FileClient').startswith('deprecated')
+        True
+    """
+    return REASONS.get((module, name)) or REASONS.get((module, "*")) or REASONS_BY_NAME.get(name)

@@ -1,0 +1,40 @@
+"""What a sharded checkpoint looks like on disk, known without importing
+torch.distributed.checkpoint.
+
+A sharded checkpoint is a directory (named like a checkpoint file, ``epoch_3.pth``, as MMEngine
+names its FSDP checkpoint folders) written by torch.distributed.checkpoint: one ``.distcp`` file
+per rank and a ``.metadata`` file. The writers work in a hidden temporary directory beside it,
+``.epoch_3.pth.sharded-tmp``, which becomes ``epoch_3.pth`` once ``.metadata`` is written: a
+directory with the checkpoint's name is complete, and one without ``.metadata`` (copied by hand,
+cut short) is never taken for a checkpoint.
+"""
+
+from __future__ import annotations
+
+import os
+
+METADATA_FILE = ".metadata"
+TEMPORARY_SUFFIX = ".sharded-tmp"
+REPLACED_SUFFIX = ".sharded-old"
+
+
+def is_sharded_checkpoint(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a complete sharded checkpoint directory.
+
+    Example:
+        >>> is_sharded_checkpoint('work_dirs/fsdp/epoch_3.pth')
+        True
+    """
+    return os.path.isfile(os.path.join(os.fspath(path), METADATA_FILE))
+
+
+def temporary_path(path: str) -> str:
+    """Where the ranks write ``path`` before it is complete (hidden, same folder)."""
+    folder, name = os.path.split(os.path.normpath(path))
+    return os.path.join(folder, f".{name}{TEMPORARY_SUFFIX}")
+
+
+def replaced_path(path: str) -> str:
+    """Where an older checkpoint of the same name goes while the new one takes its place."""
+    folder, name = os.path.split(os.path.normpath(path))
+    return os.path.join(folder, f".{name}{REPLACED_SUFFIX}")

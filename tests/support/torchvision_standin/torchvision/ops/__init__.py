@@ -1,0 +1,7 @@
+"""torchvision.ops of the stand-in: every operator refuses."""
+
+from __future__ import annotations
+
+from torchvision._standin import module_getattr
+
+__getattr__ = module_getattr(__name__)

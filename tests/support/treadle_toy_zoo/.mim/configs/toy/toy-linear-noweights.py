@@ -1,0 +1,1 @@
+_base_ = ["../_base_/toy_model.py"]
