@@ -254,3 +254,20 @@ def test_a_tta_model_loads_into_its_module():
     tta = TTA(module=Predictor())
     load_state_dict(tta, source.state_dict(), strict=True)
     assert torch.equal(tta.module.head.weight, source.head.weight)
+
+
+def test_tensors_to_cpu_keeps_types_and_copies_when_asked():
+    from collections import Counter
+
+    from treadle.runner.checkpoint import tensors_to_cpu
+
+    weight = torch.ones(2, requires_grad=True)
+    state = OrderedDict(w=weight, seen=Counter(a=1), rows=[torch.zeros(1)], pair=(1, "x"))
+    moved = tensors_to_cpu(state)
+    assert type(moved) is OrderedDict and type(moved["seen"]) is Counter
+    assert moved["pair"] == (1, "x") and not moved["w"].requires_grad
+    assert moved["w"].data_ptr() == weight.data_ptr()  # already on the CPU: no copy
+    snapshot = tensors_to_cpu(state, copy=True)
+    with torch.no_grad():
+        weight.add_(1)
+    assert torch.equal(snapshot["w"], torch.ones(2))  # a snapshot training does not change

@@ -69,7 +69,17 @@ class ScratchRepo:
             shutil.copy2(source / name, root / name)
         git(root, "init", "--quiet", "--initial-branch=main")
         repo = cls(root)
-        repo.commit("the workspace as copied")
+        # Every package at 0.1.0 with a 0.1.0 entry on top of its CHANGELOG, whatever the real
+        # workspace has reached since: the tests spell out the versions they bump to.
+        for folder in repo.folders():
+            repo.set_version(folder, "0.1.0")
+            changelog = root / "packages" / folder / "CHANGELOG.md"
+            head, marker, rest = changelog.read_text().partition("\n## ")
+            if not rest.startswith("0.1.0"):
+                changelog.write_text(
+                    f"{head}\n## 0.1.0 (2026-11-23)\n\n- The package.\n{marker}{rest}"
+                )
+        repo.commit("the workspace as copied, every package at 0.1.0")
         return repo
 
     def commit(self, message: str) -> None:

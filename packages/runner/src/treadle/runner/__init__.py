@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from treadle.runner.utils.lazy import lazy_attributes
 
-__version__ = "0.1.0"
+__version__ = "0.1.1"
 
 # The names of ``mmengine.runner`` that live in a subpackage here, by the subpackage.
 _REEXPORTS = {

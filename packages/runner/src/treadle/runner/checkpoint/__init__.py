@@ -34,7 +34,7 @@ from .schemes import (
     load_from_package,
     load_from_s3,
 )
-from .state import get_state_dict, load_state_dict, weights_to_cpu
+from .state import get_state_dict, load_state_dict, tensors_to_cpu, weights_to_cpu
 
 __all__ = [
     "CheckpointLoader",
@@ -57,5 +57,6 @@ __all__ = [
     "load_from_s3",
     "load_state_dict",
     "save_checkpoint",
+    "tensors_to_cpu",
     "weights_to_cpu",
 ]

@@ -8,10 +8,11 @@ into ``.module`` of every registered model wrapper on the way (DDP inside a plai
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict, namedtuple
+from collections import Counter, OrderedDict, namedtuple
 from collections.abc import Mapping
 from typing import Any
 
+import torch
 from torch import nn
 
 from treadle import dist
@@ -158,3 +159,23 @@ def weights_to_cpu(state_dict: Mapping[str, Any]) -> OrderedDict:
         moved = OrderedDict(moved)
     moved._metadata = metadata
     return moved
+
+
+def tensors_to_cpu(value: Any, *, copy: bool = False) -> Any:
+    """``value`` with every tensor at any depth detached and on the CPU; dicts, lists and tuples
+    are rebuilt (OrderedDict and Counter keep their type, other mappings become dicts), anything
+    else is kept. ``copy=True`` copies tensors already on the CPU too, for a snapshot that
+    training, which goes on updating the originals in place, does not change.
+
+    Example:
+        >>> tensors_to_cpu({'step': torch.tensor(3), 'groups': [torch.ones(1)], 'lr': 0.1})
+        {'step': tensor(3), 'groups': [tensor([1.])], 'lr': 0.1}
+    """
+    if isinstance(value, torch.Tensor):
+        return value.detach().to("cpu", copy=copy)
+    if isinstance(value, Mapping):
+        items = {key: tensors_to_cpu(item, copy=copy) for key, item in value.items()}
+        return type(value)(items) if type(value) in (OrderedDict, Counter) else items
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(tensors_to_cpu(item, copy=copy) for item in value)
+    return value

@@ -11,7 +11,7 @@ import torch
 from treadle.logging import print_log
 
 from ..checkpoint.state import load_state_dict
-from ..model.wrappers.utils import is_model_wrapper
+from ..model.wrappers.utils import unwrap_model
 from ..registry import HOOKS, MODELS
 from .hook import DATA_BATCH, Hook
 
@@ -71,7 +71,7 @@ class EMAHook(Hook):
 
     def before_run(self, runner: Any) -> None:
         model = runner.model
-        self.src_model = model.module if is_model_wrapper(model) else model
+        self.src_model = unwrap_model(model)
         self.ema_model = MODELS.build(self.ema_cfg, default_args=dict(model=self.src_model))
 
     def before_train(self, runner: Any) -> None:

@@ -50,6 +50,7 @@ from .wrappers import (
     MMDistributedDataParallel,
     MMSeparateDistributedDataParallel,
     is_model_wrapper,
+    unwrap_model,
 )
 
 __all__ = [
@@ -92,6 +93,7 @@ __all__ = [
     "trunc_normal_",
     "trunc_normal_init",
     "uniform_init",
+    "unwrap_model",
     "update_init_info",
     "xavier_init",
 ]

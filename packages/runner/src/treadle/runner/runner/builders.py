@@ -15,7 +15,7 @@ from treadle.dist import broadcast, is_distributed
 from treadle.logging import MessageHub, MMLogger
 from treadle.runner.evaluator import Evaluator
 from treadle.runner.loops import BaseLoop, IterBasedTrainLoop
-from treadle.runner.model import is_model_wrapper
+from treadle.runner.model import unwrap_model
 from treadle.runner.optim import OptimWrapper, check_schedulers_match_loop
 from treadle.runner.registry import EVALUATOR, LOG_PROCESSORS, LOOPS, MODELS, STRATEGIES
 from treadle.runner.strategies import BaseStrategy, SingleDeviceStrategy
@@ -159,7 +159,7 @@ class RunnerBuilders:
         return strategy_type(model_wrapper=dict(model_wrapper_cfg), sync_bn=sync_bn)
 
     def _init_model_weights(self) -> None:
-        model = self.model.module if is_model_wrapper(self.model) else self.model
+        model = unwrap_model(self.model)
         if hasattr(model, "init_weights"):
             model.init_weights()
             if self._world_size > 1:

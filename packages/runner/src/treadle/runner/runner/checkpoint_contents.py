@@ -21,25 +21,15 @@ from typing import Any
 import torch
 
 from treadle.logging import HistoryBuffer, print_log
+from treadle.runner.checkpoint import tensors_to_cpu
 
 BUFFER_MARK = "__history_buffer__"
 _PLAIN_SCALARS = (str, int, float, bool, complex, bytes, type(None))
 _TORCH_VALUES = (torch.Tensor, torch.dtype, torch.device, torch.Size)
 
 
-def to_cpu(value: Any) -> Any:
-    """``value`` with every tensor at any depth moved to the CPU (containers rebuilt)."""
-    if isinstance(value, torch.Tensor):
-        return value.cpu()
-    if isinstance(value, Mapping):
-        items = {key: to_cpu(item) for key, item in value.items()}
-        return _same_mapping(value, items)
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return type(value)(to_cpu(item) for item in value)
-    return value
-
-
 def _same_mapping(original: Mapping, items: dict) -> dict:
+    """``items`` as an OrderedDict or Counter when ``original`` was one, else a dict."""
     if type(original) in (OrderedDict, Counter):
         return type(original)(items)
     return items
@@ -127,7 +117,7 @@ def restore_history_buffers(value: Any) -> Any:
 
 def message_hub_state(message_hub: Any) -> dict[str, Any]:
     """The message hub's ``state_dict()`` as plain data on the CPU."""
-    return sanitize(to_cpu(message_hub.state_dict()), "message_hub")
+    return sanitize(tensors_to_cpu(message_hub.state_dict()), "message_hub")
 
 
 def load_message_hub_state(message_hub: Any, state: Mapping[str, Any]) -> None:

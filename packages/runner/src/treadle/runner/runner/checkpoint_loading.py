@@ -5,18 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from treadle.runner.model import is_model_wrapper
 from treadle.runner.strategies import BaseStrategy, SingleDeviceStrategy
 
 from .mmengine_migration import migrate_mmengine_checkpoint, mmengine_safe_globals
 from .strategy_binding import bound_strategy
 
 DEFAULT_REVISE_KEYS = [(r"^module.", "")]
-
-
-def unwrapped(model: Any) -> Any:
-    """The model inside a model wrapper (DDP...), or ``model`` itself."""
-    return model.module if is_model_wrapper(model) else model
 
 
 def read_runner_checkpoint(

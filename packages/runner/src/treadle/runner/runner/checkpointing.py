@@ -19,8 +19,9 @@ import time
 from typing import Any
 
 from treadle import dist, fileio
+from treadle.runner.checkpoint import tensors_to_cpu
 
-from .checkpoint_contents import message_hub_state, sanitize, to_cpu
+from .checkpoint_contents import message_hub_state, sanitize
 from .checkpoint_loading import load_runner_checkpoint, read_runner_checkpoint
 from .resuming import plan_load_or_resume, resume_runner
 from .stateful_parts import stateful_hooks, train_dataset
@@ -100,11 +101,11 @@ def build_runner_checkpoint(
         checkpoint["param_schedulers"] = strategy.scheduler_state_dict()
     loop = runner.train_loop
     if callable(getattr(loop, "state_dict", None)):
-        checkpoint["loop"] = sanitize(to_cpu(loop.state_dict()), "loop")
+        checkpoint["loop"] = sanitize(tensors_to_cpu(loop.state_dict()), "loop")
     hooks = {key: hook.state_dict() for key, hook in stateful_hooks(runner)}
     hooks = {key: state for key, state in hooks.items() if state}
     if hooks:
-        checkpoint["hooks"] = sanitize(to_cpu(hooks), "hooks")
+        checkpoint["hooks"] = sanitize(tensors_to_cpu(hooks), "hooks")
     runner.call_hook("before_save_checkpoint", checkpoint=checkpoint)
     checkpoint["meta"] = sanitize(checkpoint["meta"], "meta")
     return checkpoint
@@ -138,7 +139,7 @@ def save_runner_checkpoint(
     if dist.get_rank() == 0 or strategy.checkpoint_on_every_rank:
         checkpoint = build_runner_checkpoint(runner, save_optimizer, save_param_scheduler, meta)
         if per_rank is not None and "loop" in checkpoint:
-            checkpoint["loop"]["rng_per_rank"] = sanitize(to_cpu(per_rank), "loop")
+            checkpoint["loop"]["rng_per_rank"] = sanitize(tensors_to_cpu(per_rank), "loop")
     strategy.write_checkpoint(
         checkpoint, filepath, backend_args=backend_args, async_save=async_save
     )

@@ -18,7 +18,7 @@ from treadle.dist import master_only
 from treadle.registry import DefaultScope
 from treadle.runner.evaluator import Evaluator
 from treadle.runner.hooks.hook import Hook
-from treadle.runner.model import is_model_wrapper
+from treadle.runner.model import unwrap_model
 from treadle.runner.optim import OptimWrapper
 from treadle.runner.registry import RUNNERS
 
@@ -257,7 +257,7 @@ class Runner(RunnerBuilders, RunnerHooks):
             self.model = self.wrap_model(self.cfg.get("model_wrapper_cfg"), self.model)
         else:
             self.strategy = self._make_strategy(self.cfg.get("model_wrapper_cfg"))
-        inner = self.model.module if is_model_wrapper(self.model) else self.model
+        inner = unwrap_model(self.model)
         self._model_name = type(inner).__name__
 
         self._dispatch = HookDispatch()
@@ -440,7 +440,7 @@ class Runner(RunnerBuilders, RunnerHooks):
     # ----------------------------------------------------------------- running
 
     def _inner_model(self) -> nn.Module:
-        return self.model.module if is_model_wrapper(self.model) else self.model
+        return unwrap_model(self.model)
 
     def _require_step(self, name: str) -> None:
         if not callable(getattr(self._inner_model(), name, None)):

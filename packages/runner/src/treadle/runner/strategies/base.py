@@ -29,10 +29,11 @@ from treadle.runner.checkpoint import (
     _load_checkpoint,
     _load_checkpoint_to_model,
     save_checkpoint,
+    tensors_to_cpu,
     weights_to_cpu,
 )
 from treadle.runner.device import get_device
-from treadle.runner.model import is_model_wrapper
+from treadle.runner.model import unwrap_model
 
 from .activation_checkpointing import apply_activation_checkpointing
 from .checkpoint_io import CheckpointIO
@@ -54,22 +55,6 @@ def _is_stateful(value: Any) -> bool:
     return callable(getattr(value, "state_dict", None)) and callable(
         getattr(value, "load_state_dict", None)
     )
-
-
-def unwrap_model(model: Any) -> Any:
-    """The model inside a model wrapper (DDP, FSDP...), or ``model`` itself."""
-    return model.module if is_model_wrapper(model) else model
-
-
-def tensors_to_cpu(value: Any) -> Any:
-    """``value`` with every tensor at any depth on the CPU (dicts, lists and tuples rebuilt)."""
-    if isinstance(value, torch.Tensor):
-        return value.cpu()
-    if isinstance(value, Mapping):
-        return {key: tensors_to_cpu(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return type(value)(tensors_to_cpu(item) for item in value)
-    return value
 
 
 def _compile_arguments() -> list[str]:

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from treadle import dist
-from treadle.runner.checkpoint import _load_checkpoint, save_checkpoint
+from treadle.runner.checkpoint import _load_checkpoint, save_checkpoint, tensors_to_cpu
 from treadle.runner.checkpoint.sharded import (
     PendingSave,
     load_sharded_checkpoint,
@@ -30,18 +30,6 @@ from treadle.runner.checkpoint.sharded import (
 from treadle.runner.checkpoint.sharded_layout import is_sharded_checkpoint
 
 from .fsdp_optim_keys import rekey_optimizer_state
-
-
-def host_copy(value: Any) -> Any:
-    """``value`` with every tensor copied to the CPU (a new tensor even when it is there
-    already: training goes on updating the original in place)."""
-    if isinstance(value, torch.Tensor):
-        return value.detach().to("cpu", copy=True)
-    if isinstance(value, Mapping):
-        return {key: host_copy(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return type(value)(host_copy(item) for item in value)
-    return value
 
 
 class CheckpointIO:
@@ -77,7 +65,8 @@ class CheckpointIO:
         if not async_save:
             save_checkpoint(dict(checkpoint), filepath, backend_args=backend_args)
             return
-        snapshot = host_copy(dict(checkpoint))
+        # A copy even of CPU tensors: training goes on updating the originals in place.
+        snapshot = tensors_to_cpu(dict(checkpoint), copy=True)
         if self._executor is None:
             self._executor = concurrent.futures.ThreadPoolExecutor(
                 max_workers=1, thread_name_prefix="treadle-checkpoint"

@@ -6,13 +6,14 @@ from __future__ import annotations
 from ...utils.lazy import lazy_attributes
 from .distributed import MMDistributedDataParallel
 from .separate_distributed import MMSeparateDistributedDataParallel
-from .utils import is_model_wrapper
+from .utils import is_model_wrapper, unwrap_model
 
 __all__ = [
     "MMDistributedDataParallel",
     "MMFullyShardedDataParallel",
     "MMSeparateDistributedDataParallel",
     "is_model_wrapper",
+    "unwrap_model",
 ]
 
 

@@ -1,4 +1,5 @@
-"""is_model_wrapper: is a module a wrapper (DDP, FSDP...) around the model it trains."""
+"""is_model_wrapper: is a module a wrapper (DDP, FSDP...) around the model it trains;
+unwrap_model: the model inside."""
 
 from __future__ import annotations
 
@@ -33,3 +34,15 @@ def is_model_wrapper(model: nn.Module, registry: Registry = MODEL_WRAPPERS) -> b
             return True
         pending.extend(current.children.values())
     return False
+
+
+def unwrap_model(model: nn.Module) -> nn.Module:
+    """The model inside a model wrapper (DDP, FSDP, a wrapper registered in MODEL_WRAPPERS),
+    or ``model`` itself; a model that merely has a child named ``module`` is kept as it is.
+
+    Example:
+        >>> inner = nn.Linear(2, 2)
+        >>> unwrap_model(nn.DataParallel(inner)) is inner, unwrap_model(inner) is inner
+        (True, True)
+    """
+    return model.module if is_model_wrapper(model) else model

@@ -298,7 +298,9 @@ class DefaultOptimWrapperConstructor:
 
     def __call__(self, model: nn.Module) -> Any:
         """Build the optimizer wrapper of ``model`` (a model wrapper's inner model is used)."""
-        model = _unwrap(model)
+        from treadle.runner.model import unwrap_model  # the model layer, loaded on first build
+
+        model = unwrap_model(model)
         optimizer_cfg = dict(self.optimizer_cfg)
         optimizer_class = _optimizer_class(optimizer_cfg.get("type"))
         # Some optimizers (colossalai's HybridAdam) call their first argument model_params.
@@ -372,11 +374,3 @@ def _optimizer_class(optimizer_type: Any) -> Any:
                 raise KeyError(missing_type_message(registry, optimizer_type))
         optimizer_type = found
     return real_optimizer_class(optimizer_type)
-
-
-def _unwrap(model: nn.Module) -> nn.Module:
-    """The model inside a model wrapper (DDP, FSDP, a wrapper registered in MODEL_WRAPPERS). A
-    model that merely has a child named ``module`` is kept as it is."""
-    from treadle.runner.model import is_model_wrapper
-
-    return model.module if is_model_wrapper(model) else model
