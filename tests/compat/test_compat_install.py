@@ -1,6 +1,7 @@
 """treadle.compat.install(): MMEngine's module paths resolve to treadle's own objects."""
 
 import importlib
+import importlib.metadata
 import subprocess
 import sys
 import types
@@ -69,7 +70,7 @@ def test_versions(compat):
     assert mmengine.version.__version__ == "0.10.7"
     assert mmengine.version_info == (0, 10, 7)
     assert mmengine.digit_version(mmengine.__version__) >= mmengine.digit_version("0.7.1")
-    assert treadle.compat.__version__ == "0.1.0"
+    assert treadle.compat.__version__ == importlib.metadata.version("treadle-compat")
     assert mmengine.version.parse_version_info("1.0.0rc2") == (1, 0, 0, "rc2")
 
 
@@ -177,3 +178,21 @@ def test_mmengine_scope_is_treadles_root_scope_while_installed(compat):
         DefaultScope._instance_dict.pop("compat-scope-test", None)
     compat.uninstall()
     assert "mmengine" not in SCOPE_ALIASES
+
+
+def test_scalars_json_holds_mmengines_keys_while_installed(compat, tmp_path):
+    """Toolbox scripts read scalars.json: under the launcher a validation line holds no
+    training iteration ("iter"), exactly MMEngine's keys; without it treadle adds one."""
+    import json
+
+    from mmengine.visualization import LocalVisBackend
+
+    def validation_line(folder):
+        backend = LocalVisBackend(save_dir=str(folder))
+        backend.add_scalars({"accuracy": 0.5}, step=1, global_step=40)
+        backend.close()
+        return json.loads((folder / "scalars.json").read_text())
+
+    assert validation_line(tmp_path / "installed") == {"accuracy": 0.5, "step": 1}
+    compat.uninstall()
+    assert validation_line(tmp_path / "native") == {"accuracy": 0.5, "step": 1, "iter": 40}

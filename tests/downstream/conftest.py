@@ -15,6 +15,7 @@ import pytest
 from downstream_images import make_image_folders
 from downstream_runs import (
     ENGINES,
+    TESTED_CHECKPOINT,
     Finished,
     engine_command,
     prepare_folder,
@@ -80,7 +81,7 @@ def _sequence(engine: str, root: Path, images: Path) -> EngineRuns:
             engine,
             tools / "test.py",
             "tiny_cls.py",
-            "resumed/epoch_4.pth",
+            TESTED_CHECKPOINT[engine],
             "--work-dir",
             "tested",
             # mmpretrain's VisualizationHook draws the predictions on every test image.

@@ -1,8 +1,9 @@
 """mmpretrain trained by iteration (IterBasedTrainLoop, InfiniteSampler) on both engines.
 
 Each engine trains configs/tiny_iter.py for 12 iterations, then a second work dir resumes from
-the iteration-6 checkpoint. The two treadle gaps found here are strict xfails: they turn into
-failures (to be unmarked) the day treadle closes them.
+the iteration-6 checkpoint. MMEngine replays the trained batches through the DataLoader
+workers on resume; treadle skips them and hands the new workers the saved random streams: both
+resumed runs repeat the uninterrupted one.
 """
 
 from __future__ import annotations
@@ -89,35 +90,13 @@ def test_the_log_lines_have_the_same_shape(folders):
     assert shapes["treadle"] == shapes["mmengine"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="treadle gap: MMEngine's IterBasedTrainLoop creates the DataLoader iterator when it "
-    "is built, which draws a base seed from torch's global generator before the Runner "
-    "initialises the model weights; treadle's loop creates it when it runs, so the initial "
-    "weights (and every loss) differ from MMEngine's",
-)
 def test_loss_is_the_same_at_every_iteration(folders):
     losses = {engine: train_losses(_records(folder, "work")) for engine, folder in folders.items()}
     for step, loss in losses["mmengine"].items():
         assert losses["treadle"][step] == pytest.approx(loss, abs=TOLERANCE), step
 
 
-@pytest.mark.parametrize(
-    "engine",
-    [
-        "mmengine",
-        pytest.param(
-            "treadle",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="treadle gap: its resume restores the sampler position but not the "
-                "random streams of the DataLoader workers (RandomFlip draws there); MMEngine "
-                "replays the skipped batches through the workers, so its resumed run equals the "
-                "uninterrupted one",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("engine", ENGINES)
 def test_resumed_run_repeats_the_uninterrupted_one(folders, engine):
     uninterrupted = train_losses(_records(folders[engine], "work"))
     resumed = train_losses(_records(folders[engine], "resumed"))

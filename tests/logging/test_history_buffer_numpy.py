@@ -5,6 +5,8 @@ scalars, 0-d arrays and one-element tensors into numbers before they reach the b
 from MMEngine hands such numbers to treadle's buffer directly, counts included.
 """
 
+import pickle
+
 import pytest
 
 from treadle.logging import HistoryBuffer
@@ -138,3 +140,28 @@ def test_pickled_buffer_holds_plain_numbers():
     copy = pickle.loads(pickle.dumps(buffer))
     assert copy.data == ([1.5], [2])
     assert [type(x) for x in copy.data[1]] == [int]
+
+
+class _MMEngineBuffer:
+    """The attributes an MMEngine 0.10 HistoryBuffer pickles."""
+
+    def __init__(self) -> None:
+        self.max_length = 3
+        self._log_history = np.array([1.0, 2.0, 4.0, 8.0])
+        self._count_history = np.array([1, 1, 2, 1])
+
+
+def test_a_buffer_pickled_by_mmengine_unpickles_with_its_values():
+    # Protocol 2 names the class as text: point it at treadle's class, as treadle-compat's
+    # module alias does for a pickle of mmengine.logging.history_buffer.HistoryBuffer.
+    data = pickle.dumps(_MMEngineBuffer(), protocol=2)
+    name = f"c{__name__}\n_MMEngineBuffer\n".encode()
+    assert name in data
+    data = data.replace(name, b"ctreadle.logging.history_buffer\nHistoryBuffer\n")
+    buffer = pickle.loads(data)
+    assert isinstance(buffer, HistoryBuffer)
+    assert buffer.max_length == 3
+    assert buffer.data == ([2.0, 4.0, 8.0], [1, 2, 1])
+    assert buffer.mean() == pytest.approx(14.0 / 4)
+    buffer.update(16.0)
+    assert buffer.current() == 16.0

@@ -346,6 +346,13 @@ CASES = [
     ("loop-arg", {"train_cfg.unknown_arg": 1}, "train_cfg", TypeError, ["unknown_arg"]),
     ("loop-val-type", {"val_cfg": dict(type="ValLop")}, "val_cfg", KeyError, ["ValLoop"]),
     ("loop-val-missing", {"val_cfg": DELETE}, "val_dataloader", ValueError, ["validation needs"]),
+    (
+        "loop-val-compute-loss",
+        {"val_cfg.compute_loss": "yes"},
+        "val_cfg",
+        TypeError,
+        ["compute_loss", "True or False"],
+    ),
     ("loop-test-arg", {"test_cfg.bad": 1}, "test_cfg", TypeError, ["bad"]),
     (
         "loop-iters-neg",

@@ -158,3 +158,43 @@ def test_bad_arguments_are_named():
         ProgressBarHook(enabled="yes")
     with pytest.raises(ValueError, match="interval must be a positive int or None, got 0"):
         ProgressBarHook(interval=0)
+
+
+def test_train_task_shows_the_timers_eta_not_richs_estimate():
+    # IterTimerHook's eta (validations and saves to come included) is read at the interval.
+    screen = io.StringIO()
+    runner = _runner("bar_eta", max_epochs=1, per_epoch=4)
+    hook = ProgressBarHook(file=screen, force_terminal=True, interval=2)
+    hook.before_run(runner)
+    hook.before_train(runner)
+    runner.message_hub.update_info("eta", 3723.0)
+    for batch_idx in range(2):
+        hook.after_train_iter(runner, batch_idx)
+        runner.iter += 1
+    train = hook._progress.tasks[0]
+    assert train.fields["eta"] == 3723.0
+    hook._progress.refresh()
+    assert "1:02:03" in screen.getvalue()
+    hook.after_run(runner)
+
+
+def test_validation_is_a_task_of_its_own_started_over_each_pass():
+    screen = io.StringIO()
+    runner = _runner("bar_val_task")
+    hook = ProgressBarHook(file=screen, force_terminal=True)
+    hook.before_run(runner)
+    hook.before_train(runner)
+    for val_time in (20.0, 21.5):
+        hook.before_val_epoch(runner)
+        val = hook._progress.tasks[1]
+        assert (val.description, val.completed, val.total) == ("Val", 0, 3)
+        for batch_idx in range(3):
+            hook.after_val_iter(runner, batch_idx)
+        runner.message_hub.update_info("val_time", val_time)  # IterTimerHook's measure
+        hook.after_val_epoch(runner, metrics={"acc": 1.0})
+        # Beside the train task, kept after the pass with how long it took.
+        assert [t.description for t in hook._progress.tasks] == ["Epoch 1/2", "Val"]
+        assert val.completed == 3
+        assert val.fields["status"] == f"took {val_time:.1f}s"
+    hook.after_run(runner)
+    assert "took 21.5s" in screen.getvalue()

@@ -53,7 +53,8 @@ def test_train_lines_at_each_interval_only(runner):
     assert [m for m in log.messages if "line" in m] == ["train line 1", "train line 3"] * 2
     lines = scalar_lines(runner)
     assert [line["step"] for line in lines] == [2, 4, 6, 8]
-    assert lines[0] == {"loss": 1.0, "lr": 0.1, "step": 2}
+    # issue 20: the training iteration is in every line, as "iter" (the stub's tag lacks it).
+    assert lines[0] == {"loss": 1.0, "lr": 0.1, "step": 2, "iter": 2}
     # The same lines in the run's own json file, as MMEngine writes.
     assert hook.json_log_path == "20260101_000000.json"
     assert scalar_lines(runner, hook.json_log_path) == lines
@@ -105,7 +106,8 @@ def test_val_epoch_scalars_at_the_training_position(runner, by_epoch, step):
         hook.after_val_epoch(runner, dict(acc=0.5))
     assert runner.log_processor.calls == [(2, "val-epoch")]
     assert "val epoch line" in log.messages
-    assert scalar_lines(runner) == [{"val/acc": 0.5, "step": step}]
+    # issue 20: the training iteration is in every line, as "iter".
+    assert scalar_lines(runner) == [{"val/acc": 0.5, "step": step, "iter": 8}]
 
 
 def test_val_without_a_train_loop_counts_zero(tmp_path):

@@ -123,3 +123,18 @@ def test_sampler_seed_ignores_samplers_without_set_epoch():
     loader = SimpleNamespace(sampler=object(), batch_sampler=None)
     runner = SimpleNamespace(epoch=1, train_loop=SimpleNamespace(dataloader=loader))
     DistSamplerSeedHook().before_train_epoch(runner)
+
+
+def test_validation_outside_training_leaves_the_unbuilt_schedulers_alone(tmp_path):
+    """runner.val() before any training: the schedulers are still configs (a plateau one
+    among them, which would read the metrics in training); validation runs and returns."""
+    from runner_toy_model import toy_cfg
+
+    from treadle.runner.runner import Runner
+
+    cfg = toy_cfg(tmp_path)
+    cfg["param_scheduler"] = [
+        dict(type="ReduceOnPlateauLR", monitor="acc", rule="greater", by_epoch=True)
+    ]
+    metrics = Runner(**cfg).val()
+    assert "acc" in metrics

@@ -190,3 +190,29 @@ def test_infinite_max_epochs_is_named():
             dict(type="EpochBasedTrainLoop", max_epochs=float("inf")),
             default_loader(),
         )
+
+
+def test_iter_loop_makes_its_iterator_when_built_as_mmengine_does():
+    """Making the DataLoader iterator draws one number from torch's global generator; the
+    iteration loop does it when it is built (before the Runner initialises the weights) and
+    trains on that same iterator, so a fresh run draws exactly what MMEngine's does."""
+    torch.manual_seed(7)
+    torch.empty((), dtype=torch.int64).random_()
+    after_one_draw = torch.get_rng_state()
+    runner = StubRunner(train=None)
+    torch.manual_seed(7)
+    runner.train_loop = build_loop(
+        runner, dict(type="IterBasedTrainLoop", max_iters=3), default_loader()
+    )
+    assert torch.equal(torch.get_rng_state(), after_one_draw)
+
+    made = []
+    loader = runner.train_loop.dataloader
+    original_iter = type(loader).__iter__
+    type(loader).__iter__ = lambda self: made.append(1) or original_iter(self)
+    try:
+        runner.train_loop.run()
+    finally:
+        type(loader).__iter__ = original_iter
+    assert made == []
+    assert runner.train_loop.iter == 3

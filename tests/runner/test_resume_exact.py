@@ -122,3 +122,41 @@ def test_checkpoint_holds_the_loop_position(tmp_path):
     # 4 iterations an epoch: iteration 5 is the first batch of epoch 2.
     assert (loop["epoch"], loop["iter"], loop["batch_idx"]) == (1, 5, 1)
     assert loop["sampler"]["position"] == 3
+
+
+def _noisy_loader(tmp_path, workers: int, persistent: bool, infinite: bool = False) -> dict:
+    import worker_noise_toys  # noqa: F401  (registers WorkerNoiseToyDataset)
+
+    loader = toy_cfg(tmp_path)["train_dataloader"]
+    loader["dataset"] = dict(type="WorkerNoiseToyDataset", length=24)
+    loader["num_workers"] = workers
+    loader["persistent_workers"] = persistent
+    if infinite:
+        loader["sampler"] = dict(type="InfiniteSampler", shuffle=True)
+    return loader
+
+
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")
+@pytest.mark.parametrize("persistent", [False, True])
+@pytest.mark.parametrize("checkpoint", ["iter_5.pth", "iter_10.pth"])
+def test_random_transforms_in_workers_resume_exactly_mid_epoch(tmp_path, persistent, checkpoint):
+    """Three workers, 8 batches an epoch, checkpoints mid-epoch (iteration 5: one batch past a
+    round of three; iteration 10: in the second epoch, persistent workers carrying their
+    streams across it): the resumed run draws the uninterrupted run's jitter."""
+    _check(
+        toy_cfg,
+        tmp_path,
+        checkpoint,
+        default_hooks=EVERY_5_ITERS,
+        train_dataloader=_noisy_loader(tmp_path, 3, persistent),
+    )
+
+
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")
+def test_random_transforms_in_workers_resume_exactly_by_iteration(tmp_path):
+    _check(
+        toy_iter_cfg,
+        tmp_path,
+        "iter_5.pth",
+        train_dataloader=_noisy_loader(tmp_path, 2, persistent=True, infinite=True),
+    )

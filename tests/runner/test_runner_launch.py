@@ -296,3 +296,30 @@ def test_one_process_group_of_one_starts_with_the_default_backend(tmp_path, monk
     finally:
         if torch.distributed.is_initialized():
             torch.distributed.destroy_process_group()
+
+
+def test_the_runner_ends_the_process_group_it_started_at_exit(tmp_path):
+    """A group the Runner started is destroyed at interpreter exit, before torch's own
+    teardown (a gloo group left to it can abort the process); the check below is registered
+    first, so it runs after the Runner's."""
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import atexit, sys, torch\n"
+        f"sys.path.insert(0, {str(SUPPORT)!r})\n"
+        "atexit.register(lambda: print('group at exit:', torch.distributed.is_initialized()))\n"
+        "from runner_toy_model import toy_cfg\n"
+        "from treadle.runner.runner import Runner\n"
+        f"runner = Runner(**toy_cfg({str(tmp_path / 'work')!r}, launcher='pytorch', "
+        "env_cfg=dict()))\n"
+        "print('group while running:', torch.distributed.is_initialized())\n"
+    )
+    environment = clean_environment()
+    environment.update(RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1")
+    environment["MASTER_PORT"] = str(free_port())
+    result = subprocess.run(
+        [sys.executable, str(script)], env=environment, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "group while running: True" in result.stdout
+    assert "group at exit: False" in result.stdout

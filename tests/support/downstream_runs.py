@@ -29,6 +29,11 @@ CONFIGS = HERE.parent / "downstream" / "configs"
 
 ENGINES = ("mmengine", "treadle")
 
+#: The checkpoint tools/test.py loads. Both are the weights of the uninterrupted run after
+#: epoch 4: treadle's resumed run repeats it exactly; MMEngine's does not (its resume restarts
+#: the persistent DataLoader workers' random streams from their seeds), so its own run's.
+TESTED_CHECKPOINT = {"treadle": "resumed/epoch_4.pth", "mmengine": "work/epoch_4.pth"}
+
 #: Keys of scalars.json whose values are timings: compared by presence, never by value.
 TIMING_KEYS = frozenset({"time", "data_time", "eta"})
 
@@ -201,7 +206,8 @@ def json_log(run_dir: Path) -> list[dict]:
 
 
 def mmengine_keys(record: dict) -> dict:
-    """``record`` with treadle's val/test timing keys renamed to MMEngine's."""
+    """``record`` with treadle's val/test timing keys renamed to MMEngine's (under
+    treadle.compat, validation records hold no ``iter``: exactly MMEngine's other keys)."""
     return {TREADLE_TIMING_KEYS.get(key, key): value for key, value in record.items()}
 
 
@@ -219,6 +225,8 @@ _PREFIX = re.compile(
     r"^\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} - (?P<logger>\S+) - (?P<level>[A-Z]+) - "
 )
 _TIMINGS = (
+    # treadle's val/test epoch lines end with how long the pass took (issue 20).
+    (re.compile(r"  (val|test)_time: [0-9.]+s$"), ""),
     (re.compile(r"\b(time|data_time): [0-9.]+"), r"\1: <t>"),
     (re.compile(r"\beta: \d+( days?, )?[0-9:]+"), "eta: <t>"),
     (re.compile(r"\d{8}_\d{6}"), "<stamp>"),

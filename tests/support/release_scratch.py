@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -73,6 +74,13 @@ class ScratchRepo:
         # workspace has reached since: the tests spell out the versions they bump to.
         for folder in repo.folders():
             repo.set_version(folder, "0.1.0")
+            # Sibling ranges raised since then come back to the 0.1.0 they all are here.
+            pyproject = root / "packages" / folder / "pyproject.toml"
+            pyproject.write_text(
+                re.sub(
+                    r"(treadle-[a-z]+)>=0\.1\.\d+,<0\.2", r"\1>=0.1.0,<0.2", pyproject.read_text()
+                )
+            )
             changelog = root / "packages" / folder / "CHANGELOG.md"
             head, marker, rest = changelog.read_text().partition("\n## ")
             if not rest.startswith("0.1.0"):

@@ -43,6 +43,26 @@ class WandbRun:
         return [(row[step_key], row[key]) for row in self.history if key in row]
 
 
+def offline_wandb_environment(tmp_path: Path, monkeypatch: Any) -> Any:
+    """Put wandb offline with every file it writes (run, cache, settings) under ``tmp_path``
+    (``monkeypatch`` is pytest's); returns the wandb module, or skips without it."""
+    import pytest
+
+    for name, value in {
+        "HOME": tmp_path / "home",
+        "WANDB_MODE": "offline",
+        "WANDB_SILENT": "true",
+        "WANDB_ERROR_REPORTING": "false",
+        "WANDB_DIR": tmp_path / "wandb_dir",
+        "WANDB_CACHE_DIR": tmp_path / "wandb_cache",
+        "WANDB_CONFIG_DIR": tmp_path / "wandb_config",
+        "WANDB_DATA_DIR": tmp_path / "wandb_data",
+    }.items():
+        monkeypatch.setenv(name, str(value))
+    monkeypatch.chdir(tmp_path)
+    return pytest.importorskip("wandb")
+
+
 def _wandb_records(path: Path):
     from wandb.proto import wandb_internal_pb2
 

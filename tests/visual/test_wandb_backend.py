@@ -7,7 +7,11 @@ import threading
 
 import numpy as np
 import pytest
-from visual_tracker_readers import modules_imported_by_building, read_wandb_run
+from visual_tracker_readers import (
+    modules_imported_by_building,
+    offline_wandb_environment,
+    read_wandb_run,
+)
 
 from treadle.visual.backends.wandb_backend import WandbVisBackend
 
@@ -15,19 +19,7 @@ from treadle.visual.backends.wandb_backend import WandbVisBackend
 @pytest.fixture
 def offline_wandb(tmp_path, monkeypatch):
     """wandb offline, every file it writes (run, cache, settings) under tmp_path."""
-    for name, value in {
-        "HOME": tmp_path / "home",
-        "WANDB_MODE": "offline",
-        "WANDB_SILENT": "true",
-        "WANDB_ERROR_REPORTING": "false",
-        "WANDB_DIR": tmp_path / "wandb_dir",
-        "WANDB_CACHE_DIR": tmp_path / "wandb_cache",
-        "WANDB_CONFIG_DIR": tmp_path / "wandb_config",
-        "WANDB_DATA_DIR": tmp_path / "wandb_data",
-    }.items():
-        monkeypatch.setenv(name, str(value))
-    monkeypatch.chdir(tmp_path)
-    return pytest.importorskip("wandb")
+    return offline_wandb_environment(tmp_path, monkeypatch)
 
 
 class DuckConfig:

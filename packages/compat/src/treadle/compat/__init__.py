@@ -22,7 +22,7 @@ from __future__ import annotations
 from .finder import CompatInstallError, MissingNameError, install, installed, uninstall
 
 #: treadle-compat's own version (``mmengine.__version__`` is the MMEngine version it follows).
-__version__ = "0.1.0"
+__version__ = "0.1.1"
 #: The MMEngine version whose module paths and names treadle.compat provides.
 MMENGINE_VERSION = "0.10.7"
 

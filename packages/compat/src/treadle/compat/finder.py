@@ -136,6 +136,14 @@ def _alias_mmengine_scope(on: bool) -> None:
         SCOPE_ALIASES.pop("mmengine", None)
 
 
+def _mmengine_scalars_file(on: bool) -> None:
+    # Toolbox scripts (log analysis, plotting) read scalars.json: keep MMEngine's keys there,
+    # without the training iteration treadle adds to validation lines.
+    from treadle.visual.backends import LocalVisBackend
+
+    LocalVisBackend.write_iteration = not on
+
+
 def install() -> None:
     """Resolve ``import mmengine`` and ``import mmengine.X.Y`` to treadle from now on, in this
     process. Calling it again does nothing.
@@ -164,6 +172,7 @@ def install() -> None:
             )
         sys.meta_path.insert(0, _FINDER)
         _alias_mmengine_scope(True)
+        _mmengine_scalars_file(True)
 
 
 def uninstall() -> None:
@@ -182,6 +191,7 @@ def uninstall() -> None:
         while _FINDER in sys.meta_path:
             sys.meta_path.remove(_FINDER)
         _alias_mmengine_scope(False)
+        _mmengine_scalars_file(False)
         for name, module in list(sys.modules.items()):
             if isinstance(module, CompatModule):
                 del sys.modules[name]

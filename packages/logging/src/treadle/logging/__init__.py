@@ -10,7 +10,7 @@ from .logger import Logger, MMLogger, print_log
 from .manager import ManagerMeta, ManagerMixin
 from .message_hub import MessageHub
 
-__version__ = "0.1.0"
+__version__ = "0.1.1"
 
 __all__ = [
     "HistoryBuffer",

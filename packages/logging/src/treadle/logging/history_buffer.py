@@ -313,6 +313,17 @@ class HistoryBuffer:
         self._materialize()
         return self.__dict__.copy()
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if "_log_history" in state:
+            # Pickled by MMEngine's HistoryBuffer (its numpy arrays), read where
+            # ``mmengine.logging`` names this class (treadle-compat): the same values here.
+            values = [float(value) for value in list(state["_log_history"])]
+            counts = [_plain_count(count) for count in list(state.get("_count_history", ()))]
+            max_length = int(state.get("max_length", max(len(values), 1)))
+            rebuilt = HistoryBuffer(values[-max_length:], counts[-max_length:], max_length)
+            state = rebuilt.__dict__
+        self.__dict__.update(state)
+
     def __deepcopy__(self, memo: dict[int, Any]) -> HistoryBuffer:
         # Values and counts are immutable numbers once materialized: copying the deques is a deep
         # copy, much faster than copy.deepcopy visiting a million floats.
@@ -324,6 +335,11 @@ class HistoryBuffer:
 
     def __repr__(self) -> str:
         return f"HistoryBuffer(length={len(self._values)}, max_length={self.max_length})"
+
+
+def _plain_count(count: Any) -> int | float:
+    number = float(count)
+    return int(number) if number.is_integer() else number
 
 
 for _method in (HistoryBuffer.mean, HistoryBuffer.max, HistoryBuffer.min, HistoryBuffer.current):

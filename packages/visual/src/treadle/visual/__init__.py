@@ -23,7 +23,7 @@ from .registry import VISBACKENDS, VISUALIZERS
 from .scalars_file import find_scalars_file, read_scalars
 from .visualizer import Visualizer
 
-__version__ = "0.1.0"
+__version__ = "0.1.1"
 
 __all__ = [
     "VISBACKENDS",

@@ -73,7 +73,7 @@ def _run_plot(arguments: argparse.Namespace) -> int:
 
     result = plot_file(arguments.path, keys=arguments.keys, out=arguments.out)
     print(f"read {result.scalars.path} ({result.scalars.reason})")
-    print(f"wrote {result.out}: {len(result.keys)} panels ({', '.join(result.keys)})")
+    print(f"wrote {result.out}: {result.panel_summary()}")
     return 0
 
 

@@ -1,4 +1,9 @@
-"""Loss curves from ``scalars.json``: one panel per key, drawn headless.
+"""Loss curves from ``scalars.json``: one panel per metric, drawn headless.
+
+Every curve is drawn against the training iteration (each line's ``iter``, which LoggerHook
+writes; the line's ``step`` where there is none), so the validation results a runner logs by
+epoch line up with the training losses; a metric and its ``val/``/``test/`` twin share a panel,
+and every panel spans the same iterations.
 
 ``python -m treadle.visual plot WORK_DIR_OR_SCALARS_JSON`` calls :func:`plot_file`; the figure
 itself comes from :func:`plot_scalars`, for notebooks and tests. The figure is a plain
@@ -19,6 +24,7 @@ from matplotlib.figure import Figure
 
 from treadle.fileio import atomic_write
 
+from .plot_panels import panel_groups
 from .scalars_file import FoundScalars, ScalarSeries, find_scalars_file, read_scalars
 
 __all__ = [
@@ -54,7 +60,7 @@ def plot_scalars(
     keys: Sequence[str] | None = None,
     title: str | None = None,
 ) -> Figure:
-    """A figure with one panel per key: its values (y) against ``step`` (x).
+    """A figure with one panel per metric: its values (y) against the training iteration (x).
 
     Args:
         source: A scalars.json file, a work dir holding one (see ``find_scalars_file``), or
@@ -62,10 +68,15 @@ def plot_scalars(
         keys: The keys to draw, in this order; default: :func:`default_keys`.
         title: The figure's title; default: the scalars file's path.
 
-    Panels are laid out in rows of up to three, each 5 x 3 inches at 100 dpi.
+    Keys that name one metric in different phases (``loss`` and ``val/loss``) share a panel,
+    with a legend (see ``plot_panels.panel_groups``). The x of a value is its line's ``iter``
+    when the file has them (the axis is then labelled ``iteration``), else its ``step``; every
+    panel spans the same x range. Panels are laid out in rows of up to three, each 5 x 3
+    inches at 100 dpi.
 
     Example:
-        >>> figure = plot_scalars('work_dirs/resnet', keys=['loss', 'lr'])  # doctest: +SKIP
+        >>> figure = plot_scalars('work_dirs/resnet', keys=['loss', 'val/loss', 'lr'])
+        ... # doctest: +SKIP
         >>> [axes.get_title() for axes in figure.axes]  # doctest: +SKIP
         ['loss', 'lr']
     """
@@ -75,23 +86,45 @@ def plot_scalars(
         found = find_scalars_file(source)
         series, where = read_scalars(found.path), os.fspath(found.path)
     chosen = _choose_keys(series, keys, where)
-    columns = min(len(chosen), MAX_COLUMNS)
-    rows = math.ceil(len(chosen) / columns)
+    panels = panel_groups(chosen)
+    columns = min(len(panels), MAX_COLUMNS)
+    rows = math.ceil(len(panels) / columns)
     figure = Figure(
         figsize=(PANEL_SIZE[0] * columns, PANEL_SIZE[1] * rows + TITLE_HEIGHT),
         dpi=DPI,
         layout="constrained",
     )
     figure.suptitle(where if title is None else title, fontsize="medium")
-    for index, key in enumerate(chosen):
+    x_label = "iteration" if any(series[key].has_iterations for key in chosen) else "step"
+    every_x: list[float] = []
+    all_axes = []
+    for index, (panel_title, panel_keys) in enumerate(panels):
         axes = figure.add_subplot(rows, columns, index + 1)
-        entry = series[key]
-        marker = "o" if len(entry.steps) <= MARKER_LIMIT else None
-        axes.plot(entry.steps, entry.values, marker=marker, markersize=3, linewidth=1.2)
-        axes.set_title(key)
-        axes.set_xlabel("step")
+        for key in panel_keys:
+            entry = series[key]
+            x = entry.iteration_axis()
+            every_x.extend(x)
+            marker = "o" if len(x) <= MARKER_LIMIT else None
+            axes.plot(x, entry.values, marker=marker, markersize=3, linewidth=1.2, label=key)
+        if len(panel_keys) > 1:
+            axes.legend(fontsize="small")
+        axes.set_title(panel_title)
+        axes.set_xlabel(x_label)
         axes.grid(True, color="0.9")
+        all_axes.append(axes)
+    _share_x_range(all_axes, every_x)
     return figure
+
+
+def _share_x_range(all_axes: list, every_x: list[float]) -> None:
+    """One x range for every panel, so that an iteration is at the same place in each."""
+    finite = [x for x in every_x if math.isfinite(x)]
+    if not finite or min(finite) == max(finite):
+        return  # matplotlib's own margins around a single x
+    low, high = min(finite), max(finite)
+    margin = (high - low) * 0.02
+    for axes in all_axes:
+        axes.set_xlim(low - margin, high + margin)
 
 
 @dataclass
@@ -101,6 +134,13 @@ class PlotResult:
     scalars: FoundScalars
     out: Path
     keys: list[str]
+    panels: list[list[str]]
+    """The keys of each panel, in the figure's order."""
+
+    def panel_summary(self) -> str:
+        """``'2 panels (loss + val/loss, lr)'``: what the command prints."""
+        shown = ", ".join(" + ".join(keys) for keys in self.panels)
+        return f"{len(self.panels)} panels ({shown})"
 
 
 def plot_file(
@@ -121,7 +161,7 @@ def plot_file(
     figure.savefig(encoded, format="png", dpi=DPI)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, encoded.getbuffer())
-    return PlotResult(found, target, chosen)
+    return PlotResult(found, target, chosen, [keys for _, keys in panel_groups(chosen)])
 
 
 def _choose_keys(

@@ -1,9 +1,10 @@
 """Find and read the ``scalars.json`` files ``LocalVisBackend`` writes.
 
-Each line of the file is one JSON object: the scalars of one ``add_scalars`` call and its
-``step``. Reading it gives one series per key, with the steps of the lines that hold that key:
-validation metrics logged once per epoch form their own short series next to the training
-losses logged every few iterations.
+Each line of the file is one JSON object: the scalars of one ``add_scalars`` call, its
+``step`` and, in lines a runner wrote, the training iteration ``iter``. Reading it gives one
+series per key, with the steps (and iterations) of the lines that hold that key: validation
+metrics logged once per epoch form their own short series next to the training losses logged
+every few iterations, and their iterations put both on one axis.
 """
 
 from __future__ import annotations
@@ -20,12 +21,26 @@ __all__ = ["FoundScalars", "ScalarSeries", "find_scalars_file", "read_scalars"]
 SCALARS_FILE = "scalars.json"
 
 
+ITER_KEY = "iter"
+"""The training iteration of a line (LoggerHook writes it in train and validation lines)."""
+
+
 @dataclass
 class ScalarSeries:
-    """The values of one key and the steps they were logged at, in file order."""
+    """The values of one key and the steps they were logged at, in file order.
+
+    ``iterations`` holds each value's training iteration: its line's ``iter`` when the line
+    has one, else its ``step``; ``has_iterations`` says whether any line had one.
+    """
 
     steps: list[float] = field(default_factory=list)
     values: list[float] = field(default_factory=list)
+    iterations: list[float] = field(default_factory=list)
+    has_iterations: bool = False
+
+    def iteration_axis(self) -> list[float]:
+        """The x of each value on the iteration axis (the steps for series built by hand)."""
+        return self.iterations if len(self.iterations) == len(self.values) else self.steps
 
 
 @dataclass
@@ -69,8 +84,8 @@ def find_scalars_file(path: str | os.PathLike) -> FoundScalars:
 
 
 def read_scalars(path: str | os.PathLike) -> dict[str, ScalarSeries]:
-    """Every key of the file with a numeric value, as a series over ``step``, in the order
-    the keys first appear.
+    """Every key of the file with a numeric value, as a series over ``step`` (and ``iter``,
+    see :class:`ScalarSeries`), in the order the keys first appear.
 
     Values that are not numbers (strings, lists, booleans) are skipped; NaN and infinities
     become NaN, which plots as a gap. A line that is not a JSON object with a numeric ``step``
@@ -100,11 +115,15 @@ def read_scalars(path: str | os.PathLike) -> dict[str, ScalarSeries]:
                 raise ValueError(
                     f"{os.fspath(path)}:{number}: the line has no numeric 'step' (got {step!r})"
                 )
+            iteration = record.get(ITER_KEY)
+            has_iteration = _is_number(iteration)
             for key, value in record.items():
                 if _is_number(value):
                     entry = series.setdefault(key, ScalarSeries())
                     entry.steps.append(step)
                     entry.values.append(value if math.isfinite(value) else math.nan)
+                    entry.iterations.append(iteration if has_iteration else step)
+                    entry.has_iterations = entry.has_iterations or has_iteration
     return series
 
 

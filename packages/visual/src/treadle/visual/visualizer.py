@@ -13,7 +13,7 @@ import numpy as np
 
 from treadle.logging import ManagerMixin
 
-from .backends.base import BaseVisBackend
+from .backends.base import CALLER_STEP_AXIS, BaseVisBackend
 from .canvas import Canvas
 from .draw_masks import MaskDrawingMixin
 from .draw_shapes import ShapeDrawingMixin
@@ -25,6 +25,7 @@ from .registry import VISBACKENDS, VISUALIZERS
 from .scalars import scalar_dict as checked_scalars
 from .scalars import scalar_value
 from .show import ImageWindow, show_with_cv2
+from .step_axis import global_step_routes
 
 
 @VISUALIZERS.register_module()
@@ -208,15 +209,52 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
 
     @master_only
     def add_scalars(
-        self, scalar_dict: dict, step: int = 0, file_path: str | None = None, **kwargs: Any
+        self,
+        scalar_dict: dict,
+        step: int = 0,
+        file_path: str | None = None,
+        *,
+        global_step: int | None = None,
+        epoch: int | None = None,
+        **kwargs: Any,
     ) -> None:
         """Record several numbers in every backend (``file_path``: a file of their own, for
-        backends that write files)."""
+        backends that write files).
+
+        Without ``global_step`` every backend writes at ``step``, as in MMEngine. With it (the
+        global training iteration the numbers belong to; LoggerHook passes it for train and
+        validation scalars alike) the two kinds of backend part ways, so that train and
+        validation curves line up in every tracker while ``scalars.json`` keeps its meaning:
+
+        - trackers (``step_axis == "global"``: TensorBoard, W&B, MLflow, ...) write at
+          ``global_step``; ``epoch``, when given, is added to the scalars (unless they hold
+          an ``epoch`` already) and passed as the ``epoch`` keyword, for trackers with an
+          epoch of their own (Aim);
+        - LocalVisBackend (``step_axis == "caller"``) writes at ``step`` (the epoch, for
+          validation results logged by epoch) and records ``global_step`` as ``"iter"``.
+
+        Example:
+            >>> vis.add_scalars({'acc': 0.9}, step=2, global_step=400, epoch=2)  # doctest: +SKIP
+        """
         # Checked and converted once (tensor values sync their device), so each backend gets
         # Python numbers and a bad value is refused before any backend writes.
         scalar_dict = checked_scalars(scalar_dict)
+        if global_step is None and epoch is None:
+            for backend in self._vis_backends.values():
+                backend.add_scalars(scalar_dict, step, file_path, **kwargs)
+            return
+        axis = global_step_routes(scalar_dict, step, global_step, epoch)
         for backend in self._vis_backends.values():
-            backend.add_scalars(scalar_dict, step, file_path, **kwargs)
+            if backend.step_axis == CALLER_STEP_AXIS:
+                backend.add_scalars(scalar_dict, step, file_path, **axis.caller_kwargs, **kwargs)
+            else:
+                backend.add_scalars(
+                    axis.tracker_scalars,
+                    axis.tracker_step,
+                    file_path,
+                    **axis.tracker_kwargs,
+                    **kwargs,
+                )
 
     @master_only
     def add_datasample(

@@ -123,5 +123,5 @@ def run_plot(args: argparse.Namespace) -> int:
 
     result = plot_file(args.work_dir, keys=args.keys, out=args.out)
     print(f"read {result.scalars.path} ({result.scalars.reason})")
-    print(f"wrote {result.out}: {len(result.keys)} panels ({', '.join(result.keys)})")
+    print(f"wrote {result.out}: {result.panel_summary()}")
     return 0

@@ -48,6 +48,44 @@ def _as_names(value: Any, argument: str) -> list[str] | None:
     return list(value)
 
 
+def _number(value: Any) -> Any:
+    """A tensor's or NumPy scalar's value as a Python number; anything else as it is."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def _check_best_with_state(value: Any, save_best: list[str] | None) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"CheckpointHook: best_with_state must be a bool, got {value!r}")
+    if value and save_best is None:
+        raise ValueError(
+            "CheckpointHook: best_with_state=True keeps the optimizer, scheduler and loop state "
+            "in the best checkpoint, but save_best is not set, so no best checkpoint is saved: "
+            "name the metric with save_best (e.g. save_best='accuracy/top1'), or drop "
+            "best_with_state"
+        )
+    return value
+
+
+def _folder(path: str) -> str:
+    """The folder of a checkpoint path (local, or a URI such as s3://bucket/ckpts/a.pth)."""
+    if "://" in path:
+        return path.rstrip("/").rsplit("/", 1)[0]
+    return os.path.abspath(os.path.dirname(path))
+
+
+def _same_folder(path: str, folder: str) -> bool:
+    if "://" in folder:
+        return _folder(path) == folder.rstrip("/")
+    # Absolute: a run resumed with work_dir written another way is still the same folder.
+    return _folder(path) == os.path.abspath(folder)
+
+
+def _same_path(first: str, second: str) -> bool:
+    if "://" in first or "://" in second:
+        return first == second
+    return os.path.abspath(first) == os.path.abspath(second)
+
+
 def _deprecated_client_args(file_client_args: dict | None, backend_args: dict | None) -> None:
     if file_client_args is None:
         return
@@ -70,8 +108,14 @@ class CheckpointHook(Hook):
     file in the work directory (and in the out_dir, so a run resumes from either).
     ``max_keep_ckpts`` deletes the oldest periodic checkpoints; ``save_best`` keeps one
     ``best_<metric>_<epoch|iter>_<n>.pth`` per named metric, the rule being 'greater', 'less'
-    or inferred from the metric's name. What it needs to go on after a resume (the kept steps,
-    the best scores and files) lives in the message hub, which checkpoints hold.
+    or inferred from the metric's name; a key the evaluation does not return is an error that
+    names the keys it does return. The new best is written before the old one is deleted;
+    ``best_with_state=True`` gives it the optimizer, scheduler and loop state too, so a run
+    resumes from it. ``max_keep_ckpts`` never deletes a best checkpoint, nor the checkpoint a
+    run resumed from before a newer one is complete, nor files in another folder than its own.
+    What it needs to go on after a resume (the kept steps, the best scores and files) lives in
+    the message hub, which checkpoints hold. Outside training (``runner.val()``) it reports the
+    ``save_best`` scores and saves nothing.
     ``async_save=True`` has the strategy write each checkpoint in the background (a host copy
     is taken first, so training goes on at once); a save waits for the previous one, and the
     runner waits for the last one before ``train()`` returns. The ``last_checkpoint`` pointer
@@ -81,6 +125,8 @@ class CheckpointHook(Hook):
         >>> default_hooks = dict(checkpoint=dict(
         ...     type='CheckpointHook', interval=1, max_keep_ckpts=3,
         ...     save_best=['accuracy/top1', 'loss'], rule=['greater', 'less']))
+        >>> resumable_best = dict(type='CheckpointHook', save_best='val/loss',
+        ...                       best_with_state=True)
         >>> CheckpointHook(interval=2, by_epoch=False, out_dir='s3://bucket/ckpts',
         ...                published_keys=['meta', 'state_dict'])  # doctest: +ELLIPSIS
         <...CheckpointHook object at ...>
@@ -126,6 +172,7 @@ class CheckpointHook(Hook):
         save_begin: int = 0,
         async_save: bool = False,
         on_save_error: str = "continue",
+        best_with_state: bool = False,
         **kwargs: Any,
     ) -> None:
         if not isinstance(interval, int):
@@ -178,11 +225,17 @@ class CheckpointHook(Hook):
                 self.best_ckpt_path: str | None = None
             else:
                 self.best_ckpt_path_dict: dict[str, str | None] = {}
+        self.best_with_state = _check_best_with_state(best_with_state, self.save_best)
 
         self.published_keys = _as_names(published_keys, "published_keys")
         self.last_ckpt: str | None = None
         self.keep_ckpt_ids: deque = deque()
         self._dropped_while_writing: list[int] = []
+        # runner.val()/test() call before_run without before_train: no training state to save.
+        self._outside_training = False
+        # The checkpoint a resumed run continues: kept until this run has written a newer one.
+        self._resumed_from: str | None = None
+        self._saved_since_resume = False
 
     # --- arguments ---
 
@@ -221,8 +274,13 @@ class CheckpointHook(Hook):
 
     # --- where checkpoints go ---
 
+    def before_run(self, runner: Any) -> None:
+        """Every run starts here; only training follows it with before_train."""
+        self._outside_training = True
+
     def before_train(self, runner: Any) -> None:
         """Resolve the output folder and backend, and take back what a resumed run kept."""
+        self._outside_training = False
         work_dir = os.fspath(runner.work_dir)
         backend_args = self.file_client_args or self.backend_args
         root = work_dir if self._out_root is None else self._out_root
@@ -241,6 +299,8 @@ class CheckpointHook(Hook):
             fileio.put_text(self.out_dir, os.path.join(work_dir, OUT_DIR_NOTE))
 
         hub = runner.message_hub
+        # A resumed run's message hub holds the best scores and files (MMEngine #1166): the
+        # next better result replaces that file instead of leaving two bests.
         if self.save_best is not None:
             if len(self.key_indicators) == 1:
                 self.best_ckpt_path = hub.runtime_info.get("best_ckpt")
@@ -248,8 +308,20 @@ class CheckpointHook(Hook):
                 for key in self.key_indicators:
                     self.best_ckpt_path_dict[key] = hub.runtime_info.get(f"best_ckpt_{key}")
 
+        self._resumed_from = hub.runtime_info.get("last_ckpt")
+        self._saved_since_resume = False
         if self.max_keep_ckpts > 0:
             kept = list(hub.runtime_info.get("keep_ckpt_ids", []))
+            if self._resumed_from and not _same_folder(self._resumed_from, self.out_dir):
+                # Steps another folder kept: deleting them here would delete files this run
+                # never wrote (its checkpoints of the same names).
+                runner.logger.info(
+                    f"CheckpointHook: resumed from {self._resumed_from}, outside {self.out_dir}: "
+                    "max_keep_ckpts counts only the checkpoints this run writes there"
+                )
+                kept = []
+                hub.update_info("keep_ckpt_ids", [])
+                hub.update_info(STALE, [])
             # A resumed run may keep fewer than the one that saved: drop the surplus now,
             # and the files a killed run dropped but had not deleted yet.
             surplus = kept[: max(0, len(kept) - self.max_keep_ckpts)]
@@ -275,6 +347,13 @@ class CheckpointHook(Hook):
     def _remove_step(self, step: int) -> None:
         if is_main_process():
             path = self._path(self.filename_tmpl.format(step))
+            resumed = self._resumed_from
+            if path in self._best_paths() or (
+                resumed and _same_path(path, resumed) and not self._saved_since_resume
+            ):
+                # max_keep_ckpts never takes a best checkpoint, nor the one this run resumed
+                # from before a newer checkpoint of it is complete.
+                return
             try:
                 remove_checkpoint(path, self.file_backend)
             except OSError as exc:  # a file too many is no reason to stop training
@@ -386,6 +465,7 @@ class CheckpointHook(Hook):
                 runner.message_hub.update_info(STALE, [])
             save_failed(runner, self, self._path(filename), previous, failure)
             return
+        self._saved_since_resume = True
         if is_main_process():
             try:
                 self._write_pointers(runner)
@@ -422,7 +502,24 @@ class CheckpointHook(Hook):
                 "will be skipped in this evaluation."
             )
             return
+        if not self.save_best:
+            return
+        if self._outside_training:
+            self._report_outside_training(runner, metrics)
+            return
         self._save_best_checkpoint(runner, metrics)
+
+    def _report_outside_training(self, runner: Any, metrics: dict[str, Any]) -> None:
+        # runner.val() (MMEngine #1587): no optimizer, scheduler or loop state of a training
+        # run to save, and a standalone validation must not replace a training run's best.
+        if "auto" in self.key_indicators:
+            self._init_rule(self.rules, [next(iter(metrics))])
+        self._check_metrics(metrics)
+        scores = ", ".join(f"{key}: {_number(metrics[key])}" for key in self.key_indicators)
+        runner.logger.info(
+            f"CheckpointHook: {scores} (save_best); no best checkpoint is saved outside "
+            "training (runner.val() has no training state to save)"
+        )
 
     def _score_keys(self, key: str) -> tuple[str, str]:
         if len(self.key_indicators) == 1:
@@ -459,29 +556,31 @@ class CheckpointHook(Hook):
                 continue
             updated = True
             # A plain number: checkpoints load with weights_only, which refuses NumPy scalars.
-            score = score.item() if hasattr(score, "item") else score
-            hub.update_info(score_key, score)
-            previous = self._best_path(key)
-            if previous and is_main_process() and remove_checkpoint(previous, self.file_backend):
-                runner.logger.info(f"The previous best checkpoint {previous} is removed")
+            score = _number(score)
             best_name = f"best_{key}_{filename}".replace("/", "_")
             path = self._path(best_name)
-            self._set_best_path(key, path)
+            previous = self._best_path(key)
+            # Recorded before the write, so that the best checkpoint names itself: a run
+            # resumed from it (best_with_state) replaces it at the next better score.
+            old_info = (hub.runtime_info.get(score_key), hub.runtime_info.get(path_key))
+            hub.update_info(score_key, score)
             hub.update_info(path_key, path)
-            runner.save_checkpoint(
-                self.out_dir,
-                filename=best_name,
-                file_client_args=self.file_client_args,
-                save_optimizer=False,
-                save_param_scheduler=False,
-                meta=meta,
-                by_epoch=False,
-                backend_args=self.backend_args,
-            )
+            self._set_best_path(key, path)
+            try:
+                self._write_best(runner, best_name, meta)
+            except BaseException:
+                self._set_best_path(key, previous)  # type: ignore[arg-type]
+                hub.update_info(score_key, old_info[0])
+                hub.update_info(path_key, old_info[1])
+                raise
             runner.logger.info(
                 f"The best checkpoint with {score:0.4f} {key} at {step} {unit} is saved to "
                 f"{best_name}."
             )
+            # The old best goes once the new one is complete: a failed or killed save leaves
+            # the old one in place (MMEngine deletes it first).
+            if previous and previous != path:
+                self._remove_best(runner, previous)
         # The periodic checkpoint of this step was written before validation, with the old
         # best in its message hub: write it again so a resume from it knows the new best file.
         # Only that one: MMEngine writes a checkpoint at this step even when the interval
@@ -489,7 +588,36 @@ class CheckpointHook(Hook):
         if updated and self.last_ckpt == self._path(filename):
             # The loop's state holds the generators training continues from, not those of
             # validation.
-            self._save_checkpoint_with_step(runner, step, meta)
+            self._save_checkpoint_with_step(runner, step, dict(meta))
+
+    def _write_best(self, runner: Any, best_name: str, meta: dict) -> None:
+        # best_with_state: what a periodic checkpoint holds, so a run resumes from the best.
+        with_state = self.best_with_state
+        runner.save_checkpoint(
+            self.out_dir,
+            filename=best_name,
+            file_client_args=self.file_client_args,
+            save_optimizer=with_state,
+            save_param_scheduler=with_state and runner.param_schedulers is not None,
+            meta=dict(meta),
+            by_epoch=False,
+            backend_args=self.backend_args,
+        )
+
+    def _remove_best(self, runner: Any, previous: str) -> None:
+        if not is_main_process():
+            return
+        if not _same_folder(previous, self.out_dir):
+            # The best of the run this one resumed from, in its own folder: not ours to delete.
+            runner.logger.info(
+                f"The previous best checkpoint {previous} is kept: it is outside {self.out_dir}"
+            )
+            return
+        try:
+            if remove_checkpoint(previous, self.file_backend):
+                runner.logger.info(f"The previous best checkpoint {previous} is removed")
+        except OSError as exc:  # a file too many is no reason to stop training
+            removal_failed(previous, exc)
 
     def _rule(self, key: str) -> str:
         return self.rules[self.key_indicators.index(key)]  # type: ignore[return-value]
@@ -498,6 +626,15 @@ class CheckpointHook(Hook):
         if len(self.key_indicators) == 1:
             return self.best_ckpt_path
         return self.best_ckpt_path_dict.get(key)
+
+    def _best_paths(self) -> list[str]:
+        if self.save_best is None:
+            return []
+        if len(self.key_indicators) == 1:
+            paths = [self.best_ckpt_path]
+        else:
+            paths = list(self.best_ckpt_path_dict.values())
+        return [path for path in paths if path]
 
     def _set_best_path(self, key: str, path: str) -> None:
         if len(self.key_indicators) == 1:
@@ -523,3 +660,34 @@ class CheckpointHook(Hook):
         for path in paths:
             if path is not None:
                 publish_checkpoint(str(path), self.published_keys, self.file_backend)
+
+    # --- the saves still to come (part ETA: the train ETA counts them) ---
+
+    def saves_left(self, runner: Any) -> int:
+        """How many periodic and last checkpoints this hook will still write in the current
+        training, counted from the epoch (or iteration) in progress on; best checkpoints
+        depend on scores to come and are not counted (they belong to validation's time).
+
+        Example:
+            >>> from types import SimpleNamespace
+            >>> hook = CheckpointHook(interval=4, by_epoch=False)
+            >>> hook.saves_left(SimpleNamespace(iter=0, max_iters=10))  # 4, 8 and the last
+            3
+        """
+        if self.by_epoch:
+            done, last = runner.epoch, runner.max_epochs
+        else:
+            done, last = runner.iter, runner.max_iters
+        # The step in progress (done + 1) has not saved yet: the hooks that save run after it.
+        low = max(done + 1, self.save_begin, 1)
+        count = 0
+        if self.interval > 0 and low <= last:
+            # Multiples of the interval among p - save_begin for p in low..last.
+            count = (last - self.save_begin) // self.interval - (
+                low - self.save_begin - 1
+            ) // self.interval
+        if self.save_last and last > done:
+            since = last - self.save_begin
+            if not (self.interval > 0 and since >= 0 and since % self.interval == 0):
+                count += 1
+        return count

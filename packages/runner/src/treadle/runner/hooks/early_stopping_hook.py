@@ -45,7 +45,8 @@ class EarlyStoppingHook(Hook):
     """Stops training once the validation metric ``monitor`` has not improved by at least
     ``min_delta`` for ``patience`` validations in a row, when it reaches
     ``stopping_threshold``, or (with ``check_finite``) when it is NaN or infinite. Training ends
-    after the current epoch's work, through ``runner.train_loop.stop_training``.
+    after the current epoch's work, through ``runner.train_loop.stop_training``. A validation
+    outside training (``runner.val()``) leaves it alone.
 
     Args:
         monitor: the metric's key in the evaluator's results (e.g. 'accuracy/top1').
@@ -96,6 +97,8 @@ class EarlyStoppingHook(Hook):
         self.stopping_threshold = stopping_threshold
         self.wait_count = 0
         self.best_score = -math.inf if rule == "greater" else math.inf
+        # runner.val()/test() call before_run without before_train: nothing to stop there.
+        self._outside_training = False
 
     def _check_stop_condition(self, current_score: float) -> tuple[bool, str]:
         """Update the state with ``current_score``; return (stop?, why)."""
@@ -125,6 +128,7 @@ class EarlyStoppingHook(Hook):
         return False, ""
 
     def before_run(self, runner: Any) -> None:
+        self._outside_training = True
         loop = getattr(runner, "train_loop", None)
         if loop is not None and not isinstance(loop, dict) and not hasattr(loop, "stop_training"):
             raise TypeError(
@@ -132,7 +136,13 @@ class EarlyStoppingHook(Hook):
                 f"{type(loop).__name__} has none"
             )
 
+    def before_train(self, runner: Any) -> None:
+        self._outside_training = False
+
     def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+        if self._outside_training:
+            # A standalone validation neither stops a training nor counts toward patience.
+            return
         metrics = metrics or {}
         if self.monitor not in metrics:
             available = ", ".join(map(repr, metrics)) or "none"

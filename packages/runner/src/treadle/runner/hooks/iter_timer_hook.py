@@ -1,4 +1,4 @@
-"""``IterTimerHook``: how long each iteration and its data loading take, and the ETA."""
+"""``IterTimerHook``: how long each iteration and its data loading take, and an honest ETA."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ from typing import Any
 from ..registry import HOOKS
 from ..utils.train_steps import DONE_AT, FETCHED_AT, recorded_steps
 from .hook import DATA_BATCH, Hook
+from .iter_timer_pauses import checkpoint_saves
 
 # The message hub keys of each loop, formatted once rather than on every step.
 _KEYS = {mode: (f"{mode}/time", f"{mode}/data_time") for mode in ("train", "val", "test")}
+# Runtime info: how long the last val/test pass took (the LogProcessor puts it in the line).
+PASS_TIME_KEYS = {"val": "val_time", "test": "test_time"}
 
 
 @HOOKS.register_module()
@@ -19,6 +22,15 @@ class IterTimerHook(Hook):
     """Puts ``<mode>/time`` (a whole iteration, data loading included) and ``<mode>/data_time``
     (waiting for the batch) in the message hub after each iteration of every loop, and the
     estimated seconds left of the current loop as the runtime info ``eta``.
+
+    The train ETA is the mean iteration time × the iterations left, plus the validation runs
+    still to come × their mean measured duration, plus the checkpoint saves still to come
+    (``CheckpointHook.saves_left``) × their mean measured duration. Validation runs and saves
+    are left out of the iteration times: the iteration after one does not carry it. Until the
+    first validation (or save) of this process has been measured, it counts as 0 s.
+
+    After each val/test pass the runtime info ``val_time``/``test_time`` holds how long the pass
+    took (its batches and the evaluation); the log line after the pass shows it.
 
     Train and evaluation timings have their own keys (``train/time`` and ``val/time``...), so
     curves of one never mix in the other. The host clock is read; the device is never
@@ -38,20 +50,81 @@ class IterTimerHook(Hook):
         self.time_sec_test_val = 0.0
         self.start_iter = 0
         self._last = time.perf_counter()
+        # Validation runs inside training, measured (whole runs, best checkpoints included).
+        self.val_runs = 0
+        self.val_seconds = 0.0
+        # Checkpoint saves outside validation, measured.
+        self.saves = 0
+        self.save_seconds = 0.0
+        self._training = False
+        self._val_started: float | None = None
+        self._pass_started = 0.0
+        # (saves, seconds) of the runner's save record already taken into account.
+        self._saves_seen: tuple[int, float] = (0, 0.0)
+
+    # -- the run -------------------------------------------------------------------------------
 
     def before_train(self, runner: Any) -> None:
         # A resumed run estimates from its own iterations only.
         self.start_iter = runner.iter
         self.time_sec_tot = 0.0
+        self._training = True
+        self._saves_seen = checkpoint_saves(runner)[:2]
+
+    def after_train(self, runner: Any) -> None:
+        self._take_saves(runner, count=True)
+        self._training = False
+
+    def _take_saves(self, runner: Any, count: bool) -> None:
+        """Take in the saves recorded since the last look: counted as checkpoint saves (or,
+        inside validation, as part of its time); training's clock restarts when the last ended."""
+        saves, seconds, ended_at = checkpoint_saves(runner)
+        seen_saves, seen_seconds = self._saves_seen
+        if saves == seen_saves:
+            return
+        self._saves_seen = (saves, seconds)
+        if count:
+            self.saves += saves - seen_saves
+            self.save_seconds += seconds - seen_seconds
+        self._last = max(self._last, ended_at)
+
+    # -- validation inside training: a pause of the train clock -----------------------------------
+
+    def before_val(self, runner: Any) -> None:
+        if self._training:
+            self._take_saves(runner, count=True)
+            self._val_started = time.perf_counter()
+
+    def after_val(self, runner: Any) -> None:
+        if self._val_started is None:
+            return
+        now = time.perf_counter()
+        self.val_runs += 1
+        self.val_seconds += now - self._val_started
+        self._val_started = None
+        # Saves during validation (best checkpoints) are part of its time.
+        self._take_saves(runner, count=False)
+        self._last = now
+
+    # -- epochs --------------------------------------------------------------------------------
 
     def _before_epoch(self, runner: Any, mode: str = "train") -> None:
+        if mode == "train":
+            self._take_saves(runner, count=True)
         self._last = time.perf_counter()
+        self._pass_started = self._last
 
     def _after_epoch(self, runner: Any, mode: str = "train") -> None:
         self.time_sec_test_val = 0.0
+        if mode in PASS_TIME_KEYS:
+            took = time.perf_counter() - self._pass_started
+            runner.message_hub.update_info(PASS_TIME_KEYS[mode], took, resumed=False)
+
+    # -- iterations ----------------------------------------------------------------------------
 
     def before_train_iter(self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None) -> None:
         if not getattr(getattr(runner, "_train_loop", None), "records_steps", False):
+            self._take_saves(runner, count=True)
             self._before_iter(runner, batch_idx, data_batch, "train")
         # else the loop stamps each step; after_train_iter reads the stamps.
 
@@ -66,6 +139,8 @@ class IterTimerHook(Hook):
         if steps is None:
             self._after_iter(runner, batch_idx, data_batch, outputs, "train")
             return
+        # A save since the last call happened before the first of these steps.
+        self._take_saves(runner, count=True)
         # The steps since the hooks last ran, from the loop's stamps: the same times as if the
         # hook had read the clock at each of them.
         hub = runner.message_hub
@@ -103,14 +178,41 @@ class IterTimerHook(Hook):
             self.time_sec_test_val += elapsed
         self._update_eta(hub, runner, batch_idx, mode)
 
+    # -- the estimate --------------------------------------------------------------------------
+
     def _update_eta(self, hub: Any, runner: Any, batch_idx: int, mode: str) -> None:
         if mode == "train":
             iteration = runner.iter
             done = iteration - self.start_iter + 1
             left = runner.max_iters - iteration - 1
-        else:
-            dataloader = runner.val_dataloader if mode == "val" else runner.test_dataloader
-            done = batch_idx + 1
-            left = len(dataloader) - batch_idx - 1
-        total = self.time_sec_tot if mode == "train" else self.time_sec_test_val
-        hub.update_info("eta", total / done * left if done > 0 else 0.0)
+            eta = self.time_sec_tot / done * left if done > 0 else 0.0
+            hub.update_info("eta", eta + self.pauses_left(runner))
+            return
+        dataloader = runner.val_dataloader if mode == "val" else runner.test_dataloader
+        done = batch_idx + 1
+        left = len(dataloader) - batch_idx - 1
+        hub.update_info("eta", self.time_sec_test_val / done * left if done > 0 else 0.0)
+
+    def pauses_left(self, runner: Any) -> float:
+        """Seconds of validation runs and checkpoint saves still to come in training, at their
+        mean measured durations (0 s for a kind not measured yet).
+
+        Example:
+            >>> from types import SimpleNamespace
+            >>> IterTimerHook().pauses_left(SimpleNamespace(hooks=[]))
+            0.0
+        """
+        seconds = 0.0
+        if self.val_runs:
+            loop = getattr(runner, "_train_loop", None)
+            count = getattr(loop, "validations_left", None)
+            if callable(count):
+                seconds += count() * self.val_seconds / self.val_runs
+        if self.saves:
+            saves = 0
+            for hook in getattr(runner, "hooks", ()):
+                count = getattr(hook, "saves_left", None)
+                if callable(count):
+                    saves += count(runner)
+            seconds += saves * self.save_seconds / self.saves
+        return seconds

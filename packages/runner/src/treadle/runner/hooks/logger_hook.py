@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import os
 from collections.abc import Sequence
@@ -30,6 +32,46 @@ def json_ready(value: Any) -> Any:
     return None
 
 
+def _add_scalars_on_the_step_axis(
+    visualizer: Any,
+    tag: dict,
+    step: int,
+    file_path: str | None,
+    global_step: int,
+    epoch: int | None,
+) -> None:
+    """``visualizer.add_scalars`` with the training iteration and epoch the scalars belong to,
+    for every tracker's step axis; a visualizer whose ``add_scalars`` takes neither (an
+    MMEngine-style override with a fixed signature) gets MMEngine's call."""
+    if _takes_step_axis(type(visualizer)):
+        visualizer.add_scalars(
+            tag, step=step, file_path=file_path, global_step=global_step, epoch=epoch
+        )
+    else:
+        visualizer.add_scalars(tag, step=step, file_path=file_path)
+
+
+@functools.cache
+def _takes_step_axis(visualizer_type: type) -> bool:
+    try:
+        parameters = inspect.signature(visualizer_type.add_scalars).parameters
+    except (AttributeError, TypeError, ValueError):  # no add_scalars, or a builtin
+        return False
+    return "global_step" in parameters or any(
+        parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values()
+    )
+
+
+def _trains_by_epoch(runner: Any) -> bool:
+    """Whether the runner has an epoch-based train loop: only then is ``epoch`` worth a
+    curve (an iteration-based run is one epoch long)."""
+    loop = getattr(runner, "_train_loop", None)
+    if loop is None or isinstance(loop, dict):
+        return False
+    # treadle's loops say which they are; a custom loop is taken for an epoch-based one.
+    return bool(getattr(loop, "_by_epoch", True))
+
+
 def _positive_int(value: Any, argument: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"LoggerHook: {argument} must be an integer, got {value!r}")
@@ -53,6 +95,12 @@ class LoggerHook(Hook):
 
     The loss values stay tensors in the message hub between intervals: this hook asks the log
     processor for numbers only on logging iterations, so other steps cost no device sync.
+
+    Steps: every tracker (TensorBoard, W&B, MLflow, ...) receives train and validation scalars
+    at the global training iteration, so their curves share one x axis, and the epoch as a
+    scalar when training is by epoch. ``log_metric_by_epoch`` decides the step of validation
+    results in the log line and ``scalars.json`` only (MMEngine's meaning), where each of them
+    also holds the iteration as ``iter`` (what ``treadle plot`` draws against).
 
     Example:
         >>> default_hooks = dict(logger=dict(type='LoggerHook', interval=50))
@@ -180,7 +228,10 @@ class LoggerHook(Hook):
             return
         tag, log_str = runner.log_processor.get_log_after_iter(runner, batch_idx, "train")
         runner.logger.info(log_str)
-        runner.visualizer.add_scalars(tag, step=done, file_path=self.json_log_path)
+        epoch = runner.epoch + 1 if _trains_by_epoch(runner) else None
+        _add_scalars_on_the_step_axis(
+            runner.visualizer, tag, done, self.json_log_path, global_step=done, epoch=epoch
+        )
 
     def after_val_iter(
         self,
@@ -218,14 +269,26 @@ class LoggerHook(Hook):
         return runner.epoch if by_epoch else runner.iter
 
     def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
-        """Log the validation results and send them to the visualizer, at the epoch (or
-        iteration, with ``log_metric_by_epoch=False``) of training they belong to."""
+        """Log the validation results and send them to the visualizer: ``scalars.json`` at the
+        epoch (or iteration, with ``log_metric_by_epoch=False``) of training they belong to,
+        with the iteration as ``iter``; every tracker at the training iteration, with the
+        epoch as a scalar when training is by epoch."""
         tag, log_str = runner.log_processor.get_log_after_epoch(
             runner, len(runner.val_dataloader), "val"
         )
         runner.logger.info(log_str)
         step = self._train_position(runner, self.log_metric_by_epoch)
-        runner.visualizer.add_scalars(tag, step=step, file_path=self.json_log_path)
+        # Trackers get the training iteration whatever log_metric_by_epoch says, so the
+        # validation curve lines up with the train curves (the train scalars of iteration N
+        # are logged at step N, and validation after iteration N runs at runner.iter == N).
+        _add_scalars_on_the_step_axis(
+            runner.visualizer,
+            tag,
+            step,
+            self.json_log_path,
+            global_step=self._train_position(runner, by_epoch=False),
+            epoch=runner.epoch if _trains_by_epoch(runner) else None,
+        )
 
     def after_test_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
         """Log the test results and write them, non-scalar ones included, to

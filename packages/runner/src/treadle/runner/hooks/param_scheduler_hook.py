@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from ..registry import HOOKS
@@ -24,6 +25,31 @@ def _scheduler_lists(runner: Any) -> list[list[Any]]:
     )
 
 
+def _schedulers_built(runner: Any) -> bool:
+    schedulers = runner.param_schedulers
+    if isinstance(schedulers, dict):
+        schedulers = [s for group in schedulers.values() if isinstance(group, list) for s in group]
+    if not isinstance(schedulers, list):
+        return False
+    return all(hasattr(scheduler, "step") for scheduler in schedulers)
+
+
+def _skip_counters(runner: Any) -> dict[int, Any]:
+    """The optimizer wrappers that count skipped steps (``AmpOptimWrapper`` with a loss
+    scaler), by the id of the wrapper and of its torch optimizer (a scheduler holds either)."""
+    optim_wrapper = getattr(runner, "optim_wrapper", None)
+    if optim_wrapper is None:
+        return {}
+    values = getattr(optim_wrapper, "values", None)
+    wrappers = list(values()) if callable(values) else [optim_wrapper]
+    counters: dict[int, Any] = {}
+    for wrapper in wrappers:
+        if isinstance(getattr(wrapper, "skipped_steps", None), int):
+            counters[id(wrapper)] = wrapper
+            counters[id(getattr(wrapper, "optimizer", wrapper))] = wrapper
+    return counters
+
+
 @HOOKS.register_module()
 class ParamSchedulerHook(Hook):
     """Steps every scheduler of ``runner.param_schedulers``: those with ``by_epoch=False`` after
@@ -31,26 +57,53 @@ class ParamSchedulerHook(Hook):
     that need validation results (``ReduceOnPlateauLR``...) after each validation, with its
     metrics.
 
+    An iteration whose optimizer step the fp16 loss scaler skipped (inf/NaN gradients) does not
+    advance the iteration-based schedulers of that optimizer: a schedule counts the updates
+    really made, and never steps before the optimizer first did (PyTorch's "lr_scheduler.step()
+    before optimizer.step()" case). Iterations that only accumulate gradients
+    (``accumulative_counts``) still advance them, as in MMEngine, so schedules keep their
+    meaning in iterations.
+
+    Args:
+        step_on_skipped: advance on skipped steps too (MMEngine's behaviour: every iteration).
+
     Example:
         >>> runner_cfg = dict(default_hooks=dict(
-        ...     param_scheduler=dict(type='ParamSchedulerHook')))
+        ...     param_scheduler=dict(type='ParamSchedulerHook', step_on_skipped=False)))
     """
 
     priority = "LOW"
 
-    def __init__(self) -> None:
-        # The per-iteration schedulers, found once: the step path then only calls step().
-        self._iter_schedulers: list[Any] | None = None
+    def __init__(self, step_on_skipped: bool = False) -> None:
+        if not isinstance(step_on_skipped, bool):
+            raise TypeError(
+                f"ParamSchedulerHook step_on_skipped must be True or False, got "
+                f"{type(step_on_skipped).__name__}: {step_on_skipped!r}"
+            )
+        self.step_on_skipped = step_on_skipped
+        # The per-iteration schedulers, found once, each with the wrapper whose skipped steps
+        # hold it back (None: always steps): the step path then only calls step().
+        self._iter_schedulers: list[tuple[Any, Any]] | None = None
         self._source: Any = None
+        # The wrappers that count skipped steps, with their count at the last iteration (0
+        # before their first: a skip at the first iteration holds the schedulers too).
+        self._counters: list[Any] = []
+        self._seen: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
-    def _by_iter(self, runner: Any) -> list[Any]:
+    def _by_iter(self, runner: Any) -> list[tuple[Any, Any]]:
         schedulers = runner.param_schedulers
         # Rebuilt when the runner's schedulers object is replaced (a resume builds new ones).
         if self._iter_schedulers is None or self._source is not schedulers:
+            counters = {} if self.step_on_skipped else _skip_counters(runner)
             self._iter_schedulers = [
-                s for group in _scheduler_lists(runner) for s in group if not s.by_epoch
+                (s, counters.get(id(getattr(s, "optimizer", None))))
+                for group in _scheduler_lists(runner)
+                for s in group
+                if not s.by_epoch
             ]
             self._source = schedulers
+            held = {id(w): w for _, w in self._iter_schedulers if w is not None}
+            self._counters = list(held.values())
         return self._iter_schedulers
 
     def next_train_iter(self, runner: Any, iteration: int, batch_idx: int) -> int | None:
@@ -64,8 +117,28 @@ class ParamSchedulerHook(Hook):
         data_batch: DATA_BATCH = None,
         outputs: dict | None = None,
     ) -> None:
-        for scheduler in self._by_iter(runner):
-            scheduler.step()
+        schedulers = self._by_iter(runner)
+        if not self._counters:
+            for scheduler, _ in schedulers:
+                scheduler.step()
+            return
+        skipped = self._skipped_now()
+        for scheduler, wrapper in schedulers:
+            if wrapper is None or id(wrapper) not in skipped:
+                scheduler.step()
+
+    def _skipped_now(self) -> set[int]:
+        """The ids of the wrappers that skipped a step since the last iteration (host ints:
+        the scaler read its overflow flag already)."""
+        skipped = set()
+        seen = self._seen
+        for wrapper in self._counters:
+            count = wrapper.skipped_steps
+            # A wrapper kept across a resume (new schedulers) keeps its last count.
+            if count != seen.get(wrapper, 0):
+                seen[wrapper] = count
+                skipped.add(id(wrapper))
+        return skipped
 
     def after_train_epoch(self, runner: Any) -> None:
         for group in _scheduler_lists(runner):
@@ -74,7 +147,8 @@ class ParamSchedulerHook(Hook):
                     scheduler.step()
 
     def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
-        if metrics is None:
+        if metrics is None or not _schedulers_built(runner):
+            # runner.val() outside training: the schedulers are still configs, nothing to step.
             return
         for group in _scheduler_lists(runner):
             for scheduler in group:

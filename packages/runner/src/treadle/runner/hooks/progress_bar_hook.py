@@ -4,11 +4,17 @@ The bar shows the epoch, the iteration, the loss and the time left. It adds no d
 the iteration count is a Python int, and the loss shown is read from the message hub only at
 the logger's interval, right after LoggerHook has turned it into a number for the log line.
 In a pipe, a file or CI the hook does nothing, so logs stay plain lines.
+
+Training and validation are separate tasks: the train task's time left is IterTimerHook's ETA
+(validation runs and checkpoint saves to come included, see there), not rich's estimate from
+the bar's own speed, which drops while training waits for validation; the validation task
+starts over at each pass and, once done, shows how long the pass took.
 """
 
 from __future__ import annotations
 
 import atexit
+import datetime
 import logging
 import sys
 from typing import Any, TextIO
@@ -42,6 +48,23 @@ class _LinesAboveBar:
     def flush(self) -> None:
         if self._pending:
             self.write("\n")
+
+
+def _eta_column() -> Any:
+    """A rich column with a task's ``eta`` field (seconds) when it has one, rich's own
+    estimate otherwise (rich is imported only once a bar is drawn)."""
+    from rich.progress import TimeRemainingColumn
+    from rich.text import Text
+
+    class EtaColumn(TimeRemainingColumn):
+        def render(self, task: Any) -> Any:
+            eta = task.fields.get("eta")
+            if eta is None:
+                return super().render(task)
+            # The log line's format (0:18:23).
+            return Text(str(datetime.timedelta(seconds=int(eta))), style="progress.remaining")
+
+    return EtaColumn()
 
 
 def _is_terminal(file: TextIO) -> bool:
@@ -99,6 +122,8 @@ class ProgressBarHook(Hook):
         self.force_terminal = force_terminal
         self._progress: Any = None
         self._train_task: Any = None
+        # One task per evaluation mode ('val', 'test'), started over at each pass.
+        self._eval_tasks: dict[str, Any] = {}
         self._eval_task: Any = None
         self._loss_text = ""
         self._by_epoch = False
@@ -122,13 +147,7 @@ class ProgressBarHook(Hook):
             return False
         # rich is imported here so that a run in a pipe never pays for it.
         from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-        )
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         file = self.file if self.file is not None else sys.stdout
         console = Console(file=file, force_terminal=self.force_terminal)
@@ -138,7 +157,7 @@ class ProgressBarHook(Hook):
             MofNCompleteColumn(),
             TextColumn("{task.fields[status]}"),
             TextColumn("eta"),
-            TimeRemainingColumn(),
+            _eta_column(),
             console=console,
             redirect_stdout=True,
             redirect_stderr=True,
@@ -166,6 +185,7 @@ class ProgressBarHook(Hook):
         self._progress.stop()
         self._progress = None
         self._train_task = self._eval_task = None
+        self._eval_tasks = {}
         atexit.unregister(self._stop)
 
     def after_run(self, runner: Any) -> None:
@@ -196,6 +216,7 @@ class ProgressBarHook(Hook):
             total=runner.max_iters,
             completed=runner.iter,
             status="",
+            eta=None,
         )
 
     def _train_description(self, runner: Any) -> str:
@@ -219,6 +240,10 @@ class ProgressBarHook(Hook):
         done = runner.iter + 1  # the loop counts this iteration after the hooks
         if done % self.interval == 0 or done == runner.max_iters:
             self._loss_text = self._read_loss(runner)
+            # IterTimerHook's estimate (a Python float: no sync), read at the same interval.
+            eta = runner.message_hub.runtime_info.get("eta")
+            if isinstance(eta, (int, float)):
+                self._progress.update(self._train_task, eta=eta)
         self._progress.update(self._train_task, completed=done, status=self._loss_text)
 
     @staticmethod
@@ -232,9 +257,9 @@ class ProgressBarHook(Hook):
 
     def after_train(self, runner: Any) -> None:
         if self._train_task is not None:
-            self._progress.update(self._train_task, completed=runner.max_iters)
+            self._progress.update(self._train_task, completed=runner.max_iters, eta=0.0)
 
-    # Validation and testing: a second bar for the pass, removed when it ends.
+    # Validation and testing: a task of their own beside training's, started over each pass.
     def _before_eval(self, runner: Any, mode: str) -> None:
         if mode == "test":
             self._start(runner)
@@ -245,12 +270,22 @@ class ProgressBarHook(Hook):
             total = len(loop.dataloader)
         except TypeError:
             total = None
-        self._eval_task = self._progress.add_task(mode.capitalize(), total=total, status="")
+        task = self._eval_tasks.get(mode)
+        if task is None:
+            task = self._progress.add_task(mode.capitalize(), total=total, status="")
+            self._eval_tasks[mode] = task
+        else:
+            self._progress.reset(task, total=total, completed=0, status="")
+        self._eval_task = task
 
-    def _after_eval(self) -> None:
-        if self._eval_task is not None:
-            self._progress.remove_task(self._eval_task)
-            self._eval_task = None
+    def _after_eval(self, runner: Any, mode: str) -> None:
+        if self._eval_task is None:
+            return
+        # IterTimerHook's measure of the pass, when it ran (its after_*_epoch comes first).
+        took = runner.message_hub.runtime_info.get(f"{mode}_time")
+        if isinstance(took, (int, float)):
+            self._progress.update(self._eval_task, status=f"took {took:.1f}s")
+        self._eval_task = None
 
     def before_val_epoch(self, runner: Any) -> None:
         self._before_eval(runner, "val")
@@ -276,7 +311,7 @@ class ProgressBarHook(Hook):
     after_test_iter = after_val_iter
 
     def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
-        self._after_eval()
+        self._after_eval(runner, "val")
 
     def after_test_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
-        self._after_eval()
+        self._after_eval(runner, "test")

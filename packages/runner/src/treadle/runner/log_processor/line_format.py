@@ -96,3 +96,16 @@ def epoch_header(mode: str, *, by_epoch: bool, total: int | None, epoch: int | N
     else:
         head = f"Epoch({mode}) [{epoch}][{count}]"
     return f"{head}    "
+
+
+def format_pass_time(mode: str, seconds: float) -> str:
+    """How long a val/test pass took, for the end of its line; a unit, since the line's other
+    times are per iteration; a short pass gets one more decimal.
+
+    Example:
+        >>> format_pass_time('val', 12.345)
+        'val_time: 12.3s'
+        >>> format_pass_time('test', 0.256)
+        'test_time: 0.26s'
+    """
+    return f"{mode}_time: {seconds:.{2 if seconds < 10 else 1}f}s"

@@ -8,7 +8,13 @@ from treadle.runner.registry import LOG_PROCESSORS
 
 from .collect import collect_non_scalars, collect_scalars, strip_mode
 from .custom_cfg import Statistic, parse_custom_cfg
-from .line_format import epoch_header, format_eta, format_items, iter_header
+from .line_format import (
+    epoch_header,
+    format_eta,
+    format_items,
+    format_pass_time,
+    iter_header,
+)
 from .runner_view import (
     MODES,
     dataloader_length,
@@ -16,6 +22,9 @@ from .runner_view import (
     log_epoch,
     max_memory_mib,
 )
+
+# A pattern no name matches.
+_NEVER = re.compile(r"(?!)")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -122,6 +131,15 @@ class LogProcessor:
             if self.log_with_hierarchy
             else dict(log_tag)
         )
+        if mode == "train" and trained:
+            # fp16 loss scaling only: the scale, and the steps it skipped since the last line.
+            from treadle.runner.optim.optimizer.amp_overflow import loss_scale_items
+
+            amp = loss_scale_items(getattr(runner, "optim_wrapper", None), runner.iter)
+            log_tag.update(amp)
+            if self.log_with_hierarchy:
+                amp = {f"train/{key}": value for key, value in amp.items()}
+            tag.update(amp)
 
         # Learning rates come first, in scientific notation (several with several optimizers).
         lr_parts = []
@@ -193,7 +211,8 @@ class LogProcessor:
         when ``with_non_scalar``.
 
         Example line: ``Epoch(val) [1][10/10]    accuracy: 96.2500  data_time: 0.0021  time:
-        0.0048``.
+        0.0048  val_time: 1.2s`` (``val_time``, how long the whole pass took, when
+        IterTimerHook measured it).
         """
         _check_mode("get_log_after_epoch", mode, ("val", "test"))
         total = dataloader_length(runner, mode)
@@ -208,8 +227,15 @@ class LogProcessor:
             if key not in covered
         ]
         epoch_length = total if total is not None else batch_idx + 1
+        # Each pass's own results: a metric named like a loss ('val/loss') is the latest value,
+        # not a mean over the last window_size passes (MMEngine averages it).
         scalars = self._scalars(
-            runner, mode, epoch_length, self.log_with_hierarchy, self._statistics + epoch_means
+            runner,
+            mode,
+            epoch_length,
+            self.log_with_hierarchy,
+            self._statistics + epoch_means,
+            mean_pattern=_NEVER,
         )
         non_scalars = collect_non_scalars(
             runner.message_hub.runtime_info, mode, self.log_with_hierarchy
@@ -219,6 +245,11 @@ class LogProcessor:
         timings = {k: v for k, v in scalars.items() if k in timing_names}
 
         line += format_items({**metrics, **non_scalars, **timings}, self.num_digits)
+        # IterTimerHook's measure of the whole pass (runtime info 'val_time'/'test_time'): in
+        # the line only, never a scalar of the trackers' curves.
+        pass_time = runner.message_hub.runtime_info.get(f"{mode}_time")
+        if isinstance(pass_time, (int, float)):
+            line += f"  {format_pass_time(mode, pass_time)}"
         tag = {**metrics, **non_scalars} if with_non_scalar else metrics
         tag.update(timings)
         return self._separate_timings(tag, mode), line
@@ -232,12 +263,13 @@ class LogProcessor:
         epoch_length: int,
         keep_prefix: bool,
         statistics: list[Statistic] | None = None,
+        mean_pattern: re.Pattern[str] | None = None,
     ) -> dict[str, Any]:
         return collect_scalars(
             runner.message_hub.log_scalars,
             mode,
             window_size=self.window_size,
-            mean_pattern=self.mean_pattern,
+            mean_pattern=self.mean_pattern if mean_pattern is None else mean_pattern,
             statistics=self._statistics if statistics is None else statistics,
             epoch_length=epoch_length,
             global_length=runner.iter + 1,

@@ -81,7 +81,10 @@ class EpochBasedTrainLoop(TrainLoopBase):
         """(batches done in this epoch, sampler state, generators, replay needed)."""
         pending = self._take_pending()
         if pending is not None:
-            return pending["batch_idx"], pending.get("sampler"), pending.get("rng"), False
+            done, sampler_state = pending["batch_idx"], pending.get("sampler")
+            # No sampler state: the sampler cannot say where it stands, so only loading the
+            # batches done finds the position (else the epoch would start over, miscounted).
+            return done, sampler_state, pending.get("rng"), sampler_state is None and done > 0
         # Counters set without a loop state (a checkpoint of MMEngine's): the batches done in
         # this epoch follow from the iteration count.
         done = self._iter - self._epoch * len(self.dataloader)
@@ -117,10 +120,13 @@ class EpochBasedTrainLoop(TrainLoopBase):
         done, sampler_state, generators, replay = self._resume_point()
         if generators is not None and done == 0:
             self._restore_generators(generators)
+        sampler_state, dropped, worker_states = self._worker_plan(generators, sampler_state, replay)
         self._load_sampler(sampler_state)
         runner.call_hook("before_train_epoch")
         runner.model.train()
-        iterator = iter(self.dataloader)
+        iterator = self._open_iterator(worker_states)
+        for _ in range(dropped):
+            next(iterator)
         if replay:
             self._replay(iterator, done)
         if generators is not None and done:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import torch
@@ -12,6 +13,8 @@ from treadle.runner.evaluator import Evaluator
 from treadle.runner.registry import LOOPS
 
 from .base_loop import BaseLoop
+from .eval_loss_forward import EvalForward
+from .eval_loss_mean import EvalLossMean
 from .eval_losses import EvalLosses
 
 
@@ -20,7 +23,14 @@ class _EvalLoop(BaseLoop):
 
     _stage = "val"
 
-    def __init__(self, runner: Any, dataloader: Any, evaluator: Any, fp16: bool = False) -> None:
+    def __init__(
+        self,
+        runner: Any,
+        dataloader: Any,
+        evaluator: Any,
+        fp16: bool = False,
+        compute_loss: bool = False,
+    ) -> None:
         super().__init__(runner, dataloader)
         if isinstance(evaluator, (Mapping, list, tuple)):
             self.evaluator = runner.build_evaluator(evaluator)
@@ -37,7 +47,14 @@ class _EvalLoop(BaseLoop):
         if not isinstance(fp16, bool):
             raise TypeError(f"{self._stage}_cfg fp16 must be True or False, got {fp16!r}")
         self.fp16 = fp16
+        if not isinstance(compute_loss, bool):
+            raise TypeError(
+                f"{self._stage}_cfg compute_loss must be True or False, got {compute_loss!r}"
+            )
+        self.compute_loss = compute_loss
         self._losses = EvalLosses()
+        self._loss_mean = EvalLossMean(self._stage)
+        self._loss_forward: EvalForward | None = None
         self._step = f"{self._stage}_step"
         stage = self._stage
         # The hook names, formatted once.
@@ -47,18 +64,24 @@ class _EvalLoop(BaseLoop):
 
     def run(self) -> dict[str, Any]:
         """Predict every batch, evaluate, and return the metrics (with the mean losses when
-        the model reports them)."""
+        the model reports them, and ``<stage>/loss``, ``<stage>/<term>`` with
+        ``compute_loss``)."""
         runner = self.runner
         before, before_epoch, after_epoch, after = self._hooks
         runner.call_hook(before)
         runner.call_hook(before_epoch)
         runner.model.eval()
         self._losses.clear()
+        self._loss_mean.clear()
+        # Built per pass: the model may have been wrapped since the loop was built.
+        self._loss_forward = EvalForward(runner.model, self._stage) if self.compute_loss else None
         for idx, data_batch in enumerate(self.dataloader):
             self.run_iter(idx, data_batch)
         metrics = self.evaluator.evaluate(len(self.dataloader.dataset))
         if self._losses:
             metrics.update(self._losses.summary(self._stage))
+        if self.compute_loss:
+            self._add_mean_losses(metrics)
         runner.call_hook(after_epoch, metrics=metrics)
         runner.call_hook(after)
         return metrics
@@ -69,14 +92,27 @@ class _EvalLoop(BaseLoop):
         runner = self.runner
         before_iter, after_iter = self._iter_hooks
         runner.call_hook(before_iter, batch_idx=idx, data_batch=data_batch)
-        if self.fp16:
-            with autocast(enabled=True):
+        with autocast(enabled=True) if self.fp16 else nullcontext():
+            if self._loss_forward is not None:
+                outputs, losses, count = self._loss_forward(data_batch)
+                self._loss_mean.add(losses, count)
+            else:
                 outputs = getattr(runner.model, self._step)(data_batch)
-        else:
-            outputs = getattr(runner.model, self._step)(data_batch)
         outputs = self._losses.take(outputs)
         self.evaluator.process(data_samples=outputs, data_batch=data_batch)
         runner.call_hook(after_iter, batch_idx=idx, data_batch=data_batch, outputs=outputs)
+
+    def _add_mean_losses(self, metrics: dict[str, Any]) -> None:
+        """Put the mean of each loss term over the whole set (every rank) into ``metrics``."""
+        means = self._loss_mean.summary()
+        clashes = sorted(set(means) & set(metrics))
+        if clashes:
+            raise ValueError(
+                f"{self._stage}_cfg compute_loss=True reports {clashes}, but the "
+                f"{self._stage}_evaluator already returns metrics of those names: give the "
+                f"metric another prefix"
+            )
+        metrics.update(means)
 
 
 @LOOPS.register_module()
@@ -88,9 +124,12 @@ class ValLoop(_EvalLoop):
         dataloader: a DataLoader or its config.
         evaluator: an Evaluator, or the config of its metric(s).
         fp16: predict under autocast (float16 on accelerators, bfloat16 on the CPU).
+        compute_loss: also run the model in loss mode on every batch (same preprocessed
+            data, no gradients) and report the mean of each loss term over the whole set,
+            across ranks, as ``val/loss`` and ``val/<term>`` beside the metrics.
 
     Example:
-        >>> val_cfg = dict(type='ValLoop', fp16=False)
+        >>> val_cfg = dict(type='ValLoop', fp16=False, compute_loss=True)
         >>> runner = Runner(..., val_cfg=val_cfg,
         ...                 val_evaluator=dict(type='Accuracy'))  # doctest: +SKIP
     """
@@ -112,9 +151,11 @@ class TestLoop(_EvalLoop):
         dataloader: a DataLoader or its config.
         evaluator: an Evaluator, or the config of its metric(s).
         fp16: predict under autocast (float16 on accelerators, bfloat16 on the CPU).
+        compute_loss: also report the mean losses over the test set, as ``test/loss`` and
+            ``test/<term>`` (see ValLoop).
 
     Example:
-        >>> runner = Runner(..., test_cfg=dict(type='TestLoop'),
+        >>> runner = Runner(..., test_cfg=dict(type='TestLoop', compute_loss=True),
         ...                 test_evaluator=...)  # doctest: +SKIP
         >>> metrics = runner.test()  # doctest: +SKIP
     """

@@ -6,6 +6,8 @@ import logging
 import math
 from typing import Any
 
+import torch
+
 from treadle.logging import print_log
 from treadle.runner.registry import LOOPS
 
@@ -74,16 +76,34 @@ class IterBasedTrainLoop(TrainLoopBase):
         self._max_iters = _check_int("max_iters", max_iters, 0)
         # One epoch for the hooks, as MMEngine's.
         self._max_epochs = 1
-        self._iterator: Any = None
         self._restart_warned = False
+        # As MMEngine's loop, the iterator is made now, when the loop is built: making it
+        # draws the workers' base seed from torch's global generator, and the Runner builds
+        # the loop before initialising the weights, so a fresh run starts from MMEngine's
+        # weights. run() uses it unless a resume moves the sampler first.
+        self._iterator: Any = None
+        if getattr(runner, "_resume", False):
+            # A run that resumes moves the sampler before it reads: made now, the iterator's
+            # workers would start and read ahead from the pass's first (trained) batches, to
+            # be dropped. Draw its number only (the same global stream); run() makes it.
+            generator = getattr(self.dataloader, "generator", None)
+            torch.empty((), dtype=torch.int64).random_(generator=generator)
+        else:
+            self._iterator = self._open_iterator()
 
     def _resume_point(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None, int]:
         """(sampler state, generators, batches to replay) for the run's start."""
         pending = self._take_pending()
         if pending is not None:
             self._data_pass = int(pending.get("data_pass", 0))
-            self._batches_in_pass = self._batches_at_open = int(pending["batch_idx"])
-            return pending.get("sampler"), pending.get("rng"), 0
+            done, sampler_state = int(pending["batch_idx"]), pending.get("sampler")
+            if sampler_state is None and done:
+                # The sampler cannot say where it stands: load the pass's done batches
+                # (next(self) counts them) rather than train them again as new ones.
+                self._batches_in_pass = self._batches_at_open = 0
+                return None, pending.get("rng"), done
+            self._batches_in_pass = self._batches_at_open = done
+            return sampler_state, pending.get("rng"), 0
         if self._iter == 0:
             return None, None, 0
         # Counters set without a loop state (a checkpoint of MMEngine's): find the position
@@ -110,8 +130,14 @@ class IterBasedTrainLoop(TrainLoopBase):
         runner.call_hook("before_train")
         runner.call_hook("before_train_epoch")
         # After the hooks: DistSamplerSeedHook sets epoch 0, the saved state the pass it was in.
+        sampler_state, dropped, worker_states = self._worker_plan(
+            generators, sampler_state, bool(replay)
+        )
         self._load_sampler(sampler_state)
-        self._iterator = iter(self.dataloader)
+        if self._iterator is None or sampler_state is not None or replay or self._iter:
+            self._iterator = self._open_iterator(worker_states)
+        for _ in range(dropped):
+            next(self._iterator)
         if replay:
             self._replay(self, replay)
         if generators is not None:
@@ -184,7 +210,7 @@ class IterBasedTrainLoop(TrainLoopBase):
             self._set_sampler_epoch(self._data_pass)
             self._pass_start = 0
             self._batches_in_pass = self._batches_at_open = 0
-            self._iterator = iter(self.dataloader)
+            self._iterator = self._open_iterator()
             data_batch = next(self._iterator)
         self._batches_in_pass += 1
         return data_batch

@@ -34,6 +34,8 @@ from .nonfinite import LossWatch, SkipNonFiniteOptimWrapper, check_action
 from .nonfinite_rollback import Rollback
 from .rank_rng import gather_rng_states, pick_rng_state, reseed_for_rank
 from .rng_state import capture_rng_state, restore_rng_state
+from .schedule_runs import validations_left
+from .worker_streams import WorkerStreams, resume_plan
 
 # Where the loop is when state_dict() is called: the step or epoch of the running
 # after_train_iter / after_train_epoch hooks counts as done.
@@ -87,6 +89,9 @@ class TrainLoopBase(BaseLoop):
         self._loss_watch = LossWatch(nonfinite_check_interval, on_error)
         self._check_not_empty()
         self._share_dataset_meta(runner.visualizer, purpose="visualizer")
+        # The random streams of the DataLoader's workers (None without workers): a resume
+        # that reads no trained batch hands them to the new workers.
+        self._worker_streams = WorkerStreams.attach(self.dataloader)
         self._phase = IDLE
         # Batches taken from the current pass over the data, and the sampler position the
         # pass started at (not 0 when it was resumed).
@@ -107,6 +112,7 @@ class TrainLoopBase(BaseLoop):
         self.steps_since_hooks: list[tuple] = []
         # The generators of training while validation inside it runs (see _validate_if_due).
         self._generators_outside_val: dict[str, Any] | None = None
+        self._samples_dropped = 0
 
     def _check_not_empty(self) -> None:
         try:
@@ -143,6 +149,19 @@ class TrainLoopBase(BaseLoop):
     def iter(self) -> int:
         """The current iteration (the number of iterations done)."""
         return self._iter
+
+    def validations_left(self) -> int:
+        """How many validation runs are still to come, the one after the epoch (or
+        iteration) in progress included (the train ETA counts them; see schedule_runs)."""
+        if self.runner.val_loop is None:
+            return 0
+        if self._by_epoch:
+            done, last = self._epoch, self._max_epochs
+        else:
+            done, last = self._iter, self._max_iters
+        return validations_left(
+            done, last, self.val_begin, self.dynamic_milestones, self.dynamic_intervals
+        )
 
     # -- one step -------------------------------------------------------------------------
 
@@ -239,7 +258,33 @@ class TrainLoopBase(BaseLoop):
         self._pass_start = 0
         if sampler_state is not None and sampler is not None:
             sampler.load_state_dict(dict(sampler_state))
-            self._pass_start = sampler_state["position"]
+            # Batches a resume reads again and drops (see _worker_plan) count as before.
+            self._pass_start = sampler_state["position"] + self._samples_dropped
+        self._samples_dropped = 0
+
+    def _open_iterator(self, worker_states: Any = None) -> Any:
+        """A new iterator over the train dataloader (its workers starting from
+        ``worker_states`` when a resume gives them)."""
+        streams = self._worker_streams
+        if streams is None:
+            return iter(self.dataloader)
+        return streams.open(self.dataloader, worker_states)
+
+    def _worker_plan(
+        self, generators: Any, sampler_state: Any, replay: bool
+    ) -> tuple[Any, int, Any]:
+        """(sampler state, batches to drop, the workers' starting states) for a resume:
+        the sampler moved back to the last round of worker batches before the checkpoint,
+        whose few batches the new workers (given the saved streams) read again and the loop
+        drops, so random transforms in the workers draw what the uninterrupted run drew."""
+        saved = generators.get("workers") if isinstance(generators, Mapping) else None
+        if saved is None or replay or sampler_state is None:
+            return sampler_state, 0, None
+        sampler_state = dict(sampler_state)
+        position = sampler_state.get("position")
+        skip, states = resume_plan(self._worker_streams, saved, self.dataloader, sampler_state)
+        self._samples_dropped = 0 if position is None else position - sampler_state["position"]
+        return sampler_state, skip, states
 
     def _sampler_state(self, batches: int, next_epoch: bool) -> dict[str, Any] | None:
         sampler = stateful_sampler(self.dataloader)
@@ -301,7 +346,7 @@ class TrainLoopBase(BaseLoop):
             "batch_idx": batches,
             "data_pass": self._data_pass,
             "sampler": self._sampler_state(batches, next_epoch),
-            "rng": self._current_generators(),
+            "rng": self._current_generators(next_epoch),
             "rank": rank,
             "world_size": world_size,
         }
@@ -337,16 +382,21 @@ class TrainLoopBase(BaseLoop):
             reseed_for_rank(self._reseed_rank)
             self._reseed_rank = None
 
-    def _current_generators(self) -> dict[str, Any]:
-        """The generators training continues from: those set aside while validation runs."""
-        if self._generators_outside_val is not None:
-            return self._generators_outside_val
-        return capture_rng_state()
+    def _current_generators(self, next_epoch: bool = False) -> dict[str, Any]:
+        """The generators training continues from (those set aside while validation runs),
+        with the DataLoader workers' streams under ``'workers'``."""
+        generators = self._generators_outside_val
+        if generators is None:
+            generators = capture_rng_state()
+        streams = self._worker_streams
+        if streams is not None:
+            generators = {**generators, "workers": streams.state(pass_done=next_epoch)}
+        return generators
 
     def gather_rng_states(self) -> list[dict[str, Any]]:
         """Every rank's generators (a collective): a checkpoint writer that stores them as
         ``state['rng_per_rank']`` makes a multi-process resume exact on every rank."""
-        return gather_rng_states(self._generators_outside_val)
+        return gather_rng_states(self._current_generators(self._phase == AFTER_EPOCH))
 
     def _take_pending(self) -> dict[str, Any] | None:
         pending, self._pending = self._pending, None

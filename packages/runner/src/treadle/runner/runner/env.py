@@ -16,6 +16,7 @@ import torch
 
 from treadle.dist import broadcast, get_dist_info, init_dist, is_distributed
 from treadle.runner.utils.launch_error import LaunchError
+from treadle.runner.utils.process_group import end_process_group_at_exit
 
 LAUNCHERS = ("none", "pytorch", "slurm", "mpi")
 
@@ -96,6 +97,8 @@ def start_group(launcher: str, dist_cfg: dict | None = None) -> None:
         )
     try:
         init_dist(launcher, **kwargs)
+        # The group is this run's: end it before the interpreter tears torch down.
+        end_process_group_at_exit()
     except RuntimeError as error:
         if "environment variable" not in str(error) or launcher not in _LAUNCH_COMMANDS:
             raise

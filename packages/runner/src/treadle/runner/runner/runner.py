@@ -7,6 +7,7 @@ import contextlib
 import copy
 import os
 import os.path as osp
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -18,6 +19,7 @@ from treadle.dist import master_only
 from treadle.registry import DefaultScope
 from treadle.runner.evaluator import Evaluator
 from treadle.runner.hooks.hook import Hook
+from treadle.runner.hooks.iter_timer_pauses import record_checkpoint_save
 from treadle.runner.model import unwrap_model
 from treadle.runner.optim import OptimWrapper
 from treadle.runner.registry import RUNNERS
@@ -678,7 +680,9 @@ class Runner(RunnerBuilders, RunnerHooks):
         """Write ``out_dir/filename`` (any treadle.fileio backend) with everything a resume
         needs, through the strategy (every rank calls; with one whole file rank 0 writes).
         ``async_save`` lets the write finish while training goes on where the strategy's
-        CheckpointIO can (train/val/test wait for it before returning)."""
+        CheckpointIO can (train/val/test wait for it before returning). The log says how
+        long the save took; the train ETA counts the saves to come at that duration."""
+        started = time.perf_counter()
         checkpointing.runner_save_checkpoint(
             self,
             out_dir,
@@ -691,6 +695,7 @@ class Runner(RunnerBuilders, RunnerHooks):
             backend_args=backend_args,
             async_save=async_save,
         )
+        record_checkpoint_save(self, filename, started, async_save)
 
     @master_only
     def dump_config(self) -> None:

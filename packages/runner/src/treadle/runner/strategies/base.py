@@ -34,6 +34,7 @@ from treadle.runner.checkpoint import (
 )
 from treadle.runner.device import get_device
 from treadle.runner.model import unwrap_model
+from treadle.runner.utils.process_group import end_process_group_at_exit
 
 from .activation_checkpointing import apply_activation_checkpointing
 from .checkpoint_io import CheckpointIO
@@ -159,6 +160,10 @@ class BaseStrategy:
             self.dist_cfg.update(dist_cfg)
         if launcher != "none" and not dist.is_distributed():
             self._setup_distributed(launcher, **self.dist_cfg)
+            if dist.is_distributed():
+                # The group is this run's: end it before the interpreter tears torch down
+                # (a gloo group left to that teardown can abort the process at exit).
+                end_process_group_at_exit()
         if cudnn_benchmark:
             torch.backends.cudnn.benchmark = True
 

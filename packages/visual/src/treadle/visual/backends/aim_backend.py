@@ -90,11 +90,14 @@ class AimVisBackend(BaseVisBackend):
     ) -> None:
         """Track each number of ``scalar_dict`` under its key; ``file_path`` is ignored.
 
-        Every value is checked before any is tracked, so a bad one leaves no partial step.
+        Every value is checked before any is tracked, so a bad one leaves no partial step. An
+        ``epoch`` keyword (a runner passes it, see ``Visualizer.add_scalars``) is Aim's own
+        ``epoch`` of each tracked value, beside its step.
         """
         step = scalars.step_value(step)
+        epoch = kwargs.get("epoch")
         for name, value in scalars.scalar_dict(scalar_dict).items():
-            self._aim_run.track(value, name=name, step=step)
+            self._aim_run.track(value, name=name, step=step, epoch=epoch)
 
     def close(self) -> None:
         """Finish the run (its end time is set and its files closed); safe to call twice."""

@@ -5,11 +5,19 @@ from __future__ import annotations
 import functools
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ..main_process import is_main_process
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
+
+GLOBAL_STEP_AXIS = "global"
+"""``step_axis`` of a tracker: every scalar at the global training iteration, so that train and
+validation curves share one x axis."""
+
+CALLER_STEP_AXIS = "caller"
+"""``step_axis`` of a backend that writes the ``step`` its caller chose (LocalVisBackend: the
+epoch for validation results, MMEngine's meaning in ``scalars.json``)."""
 
 
 def force_init_env(method: _Method) -> _Method:
@@ -55,6 +63,13 @@ class BaseVisBackend(metaclass=ABCMeta):
     methods they support, decorated with :func:`force_init_env`. The defaults do nothing, so a
     tracker without images simply ignores ``add_image``.
 
+    Steps: when the caller of ``Visualizer.add_scalars`` names the global training iteration
+    (``global_step=``, as LoggerHook does), a backend whose ``step_axis`` is ``"global"`` (the
+    default, every tracker) receives that iteration as its ``step``, with ``epoch`` among the
+    scalars and as an ``epoch`` keyword; a backend whose ``step_axis`` is ``"caller"`` receives
+    the caller's ``step`` and ``global_step`` as a keyword. A backend called directly simply
+    writes at the ``step`` it is given.
+
     Args:
         save_dir: Where the backend writes its files, if it writes any.
 
@@ -62,6 +77,8 @@ class BaseVisBackend(metaclass=ABCMeta):
         >>> from treadle.visual import VISBACKENDS
         >>> backend = VISBACKENDS.build(dict(type='LocalVisBackend', save_dir='work/vis_data'))
     """
+
+    step_axis: ClassVar[str] = GLOBAL_STEP_AXIS
 
     def __init__(self, save_dir: str | None) -> None:
         self._save_dir = save_dir

@@ -4,7 +4,8 @@ The default backend: nothing to install, and the files it writes are what
 ``python -m treadle.visual plot`` reads. The layout is MMEngine's::
 
     save_dir/
-        scalars.json      one JSON object per line: the scalars of one call and its "step"
+        scalars.json      one JSON object per line: the scalars of one call, its "step" and,
+                          when the caller named it, the training iteration "iter"
         config.py         the config's text
         vis_image/        NAME_STEP.png for each image
 """
@@ -23,7 +24,7 @@ from ..image_check import check_image
 from ..registry import VISBACKENDS
 from ..scalars import scalar_dict as checked_scalars
 from ..scalars import scalar_value, step_value
-from .base import BaseVisBackend, force_init_env
+from .base import CALLER_STEP_AXIS, BaseVisBackend, force_init_env
 from .scalar_writer import DEFAULT_FLUSH_INTERVAL, BufferedLineWriter
 
 
@@ -36,6 +37,11 @@ class LocalVisBackend(BaseVisBackend):
     pauses), at ``close()``, when the backend is garbage collected, and at interpreter exit; a
     crash of the process loses at most the last ``flush_interval`` seconds of scalars.
     Directories are created at the first write, on the main process only.
+
+    ``scalars.json`` keeps the step its caller chose (MMEngine's meaning: a runner writes
+    validation results at their epoch unless ``log_metric_by_epoch=False``); when the caller
+    also names the training iteration (``global_step``, which ``Visualizer.add_scalars`` passes
+    on), the line holds it as ``"iter"``, the axis ``treadle plot`` draws every curve on.
 
     Args:
         save_dir: The directory of the files (a Visualizer passes ``WORK_DIR/TIMESTAMP/vis_data``).
@@ -51,6 +57,11 @@ class LocalVisBackend(BaseVisBackend):
         >>> backend.add_image('pred', np.zeros((32, 32, 3), dtype=np.uint8), step=10)
         >>> backend.close()  # scalars.json now holds {"loss": 0.52, "lr": 0.01, "step": 10}
     """
+
+    step_axis = CALLER_STEP_AXIS
+    #: Whether a line names the training iteration as ``"iter"``; treadle-compat turns it off
+    #: so that scalars.json holds exactly MMEngine's keys (toolbox scripts read that file).
+    write_iteration = True
 
     def __init__(
         self,
@@ -127,9 +138,14 @@ class LocalVisBackend(BaseVisBackend):
 
         A ``"step"`` key in ``scalar_dict`` wins over ``step``. With ``file_path`` (a ``.json``
         name relative to ``save_dir``, other than scalars.json) the line goes to that file too.
+        A ``global_step`` keyword (the training iteration) is written as ``"iter"`` unless the
+        scalars already hold an ``"iter"``.
         """
         record = checked_scalars(scalar_dict)  # a new dict: the caller's is left as it was
         record.setdefault("step", step_value(step))
+        global_step = kwargs.get("global_step")
+        if global_step is not None and self.write_iteration:
+            record.setdefault("iter", step_value(global_step))
         line = json.dumps(record) + "\n"
         if file_path is not None:
             self._writer(self._extra_scalar_file(file_path)).write(line)

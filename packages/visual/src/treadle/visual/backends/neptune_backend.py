@@ -41,6 +41,7 @@ class NeptuneVisBackend(BaseVisBackend):
         super().__init__(None if save_dir is None else os.fspath(save_dir))
         self._init_kwargs = dict(init_kwargs or {})
         self._neptune: Any = None
+        self._last_points: dict[str, tuple[int, Any]] = {}  # name -> (step, value) last appended
 
     def _init_env(self) -> None:
         neptune = import_tracker("neptune", "neptune", type(self).__name__)
@@ -92,10 +93,16 @@ class NeptuneVisBackend(BaseVisBackend):
     ) -> None:
         """Append every number of ``scalar_dict`` at ``step``; ``file_path`` is ignored.
 
-        Every value is checked before any is written, so a bad one leaves no partial step.
+        Every value is checked before any is written, so a bad one leaves no partial step. A
+        value that repeats the last one of its series at the same step is left out: Neptune
+        keeps one value per step, and a runner logs ``epoch`` in the train row and in the
+        validation row of the same iteration.
         """
         step = scalars.step_value(step)
         for name, value in scalars.scalar_dict(scalar_dict).items():
+            if self._last_points.get(name) == (step, value):
+                continue
+            self._last_points[name] = (step, value)
             self._neptune[name].append(value, step=step)
 
     def close(self) -> None:
@@ -104,4 +111,5 @@ class NeptuneVisBackend(BaseVisBackend):
             return
         self._neptune.stop()
         self._neptune = None
+        self._last_points = {}
         self._env_initialized = False

@@ -17,6 +17,9 @@ from .base import BaseVisBackend, force_init_env
 #: against it (``define_metric('*', step_metric='step')``).
 STEP_KEY = "step"
 
+#: The key of the epoch in rows logged by a runner (``Visualizer.add_scalars(epoch=...)``).
+EPOCH_KEY = "epoch"
+
 
 @VISBACKENDS.register_module()
 class WandbVisBackend(BaseVisBackend):
@@ -31,7 +34,10 @@ class WandbVisBackend(BaseVisBackend):
     the validation rows (MMEngine avoids the loss by ignoring ``step`` altogether, which loses
     the steps instead). Here every row carries the caller's step under the key ``step``, and
     every metric is declared with ``step_metric='step'``: W&B keeps all rows and plots each
-    metric against the step it was logged at.
+    metric against the step it was logged at. Under a runner that step is the training
+    iteration for every row, validation results included (see ``Visualizer.add_scalars``), and
+    each row also carries ``epoch`` when training is by epoch: pick ``epoch`` as a chart's x
+    axis in the W&B UI to see the curves per epoch.
 
     Args:
         save_dir: The directory of W&B's files (``dir`` of ``wandb.init`` unless
@@ -82,6 +88,8 @@ class WandbVisBackend(BaseVisBackend):
         run = wandb.init(**init_kwargs)
         run.define_metric(STEP_KEY)
         run.define_metric("*", step_metric=STEP_KEY)
+        # The epoch is a metric of its own, on the same step axis: charts can use it as x.
+        run.define_metric(EPOCH_KEY, step_metric=STEP_KEY)
         if isinstance(self._define_metric_cfg, dict):
             for metric, summary in self._define_metric_cfg.items():
                 run.define_metric(metric, summary=summary)

@@ -4,6 +4,7 @@ constructors that turn a config and a model into an optimizer wrapper, and build
 
 from ...utils.lazy import lazy_attributes
 from .amp_optimizer_wrapper import AmpOptimWrapper
+from .amp_overflow import LossScaleCollapseError
 from .apex_optimizer_wrapper import ApexOptimWrapper
 from .base import BaseOptimWrapper
 from .builder import OPTIM_WRAPPER_CONSTRUCTORS, OPTIMIZERS, build_optim_wrapper
@@ -18,6 +19,7 @@ __all__ = [
     "ApexOptimWrapper",
     "BaseOptimWrapper",
     "DefaultOptimWrapperConstructor",
+    "LossScaleCollapseError",
     "OptimWrapper",
     "OptimWrapperDict",
     "ZeroRedundancyOptimizer",

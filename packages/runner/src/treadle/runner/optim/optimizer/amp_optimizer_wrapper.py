@@ -21,6 +21,12 @@ from treadle.runner.device.autocast import (
 )
 from treadle.runner.registry import OPTIM_WRAPPERS
 
+from .amp_overflow import (
+    DEFAULT_MAX_CONSECUTIVE_SKIPS,
+    OverflowCounter,
+    StepCounter,
+    check_max_consecutive_skips,
+)
 from .optimizer_wrapper import OptimWrapper
 
 
@@ -72,12 +78,21 @@ class AmpOptimWrapper(OptimWrapper):
     float32's range, so by default it trains without a scaler, which also spares the scaler's
     per-step check of the gradients on the host.
 
+    With a scaler, every skipped step is counted (``skipped_steps``; the train log line shows
+    ``loss_scale`` and the ``skipped_steps`` of its interval), iteration-based parameter
+    schedulers hold still on those steps (see ``ParamSchedulerHook``), and
+    ``max_consecutive_skips`` skipped steps in a row stop the run with a
+    :class:`~treadle.runner.optim.optimizer.amp_overflow.LossScaleCollapseError` naming the
+    iteration and the scales tried.
+
     Args:
         loss_scale: 'dynamic' (GradScaler's defaults), a number (a static scale), or a dict of
             GradScaler arguments (``init_scale``, ``growth_interval``...).
         dtype: 'float16', 'bfloat16' or a torch dtype; None means bfloat16 on the CPU and
             float16 on accelerators.
         use_fsdp: use FSDP's ``ShardedGradScaler``, whose inf checks span the ranks.
+        max_consecutive_skips: how many skipped steps in a row mean the scale has collapsed
+            and stop the run (default 50); None never stops.
         **kwargs: the arguments of ``OptimWrapper`` (optimizer, accumulative_counts,
             clip_grad).
 
@@ -99,8 +114,10 @@ class AmpOptimWrapper(OptimWrapper):
         loss_scale: str | float | dict[str, Any] = "dynamic",
         dtype: str | torch.dtype | None = None,
         use_fsdp: bool = False,
+        max_consecutive_skips: int | None = DEFAULT_MAX_CONSECUTIVE_SKIPS,
         **kwargs: Any,
     ) -> None:
+        check_max_consecutive_skips(max_consecutive_skips)
         super().__init__(**kwargs)
         self.cast_dtype = resolve_autocast_dtype(dtype)
         self._device_type = get_device()
@@ -132,6 +149,42 @@ class AmpOptimWrapper(OptimWrapper):
                 f"loss_scale must be 'dynamic', a number or a dict of {scaler_type.__name__} "
                 f"arguments, got {type(loss_scale).__name__}: {loss_scale!r}"
             )
+        self.overflow: OverflowCounter | None = None
+        self._steps_taken: StepCounter | None = None
+        if self.loss_scaler.is_enabled():
+            self._watch_skipped_steps(max_consecutive_skips)
+
+    def _watch_skipped_steps(self, max_consecutive_skips: int | None) -> None:
+        optimizer = self.optimizer
+        if getattr(optimizer, "_step_supports_amp_scaling", False):
+            # The optimizer (fused=True...) takes the inf check on the device itself: it steps
+            # either way, and telling a skip would need a device read per step.
+            print_log(
+                f"{type(optimizer).__name__} checks the scaled gradients for inf itself, so "
+                f"AmpOptimWrapper cannot count the steps it skips: no skipped_steps in the log "
+                f"and max_consecutive_skips is not enforced",
+                logger="current",
+                level=logging.WARNING,
+            )
+            return
+        if not hasattr(optimizer, "register_step_post_hook"):
+            return
+        self.overflow = OverflowCounter(max_consecutive_skips)
+        self._steps_taken = StepCounter(optimizer)
+
+    @property
+    def skipped_steps(self) -> int:
+        """How many optimizer steps the loss scaler skipped (inf/NaN gradients) so far; 0
+        without a scaler."""
+        return self.overflow.total if self.overflow is not None else 0
+
+    def _where(self) -> str:
+        # The loops keep the 0-based iteration in the message hub; a wrapper used alone
+        # names its own step.
+        iteration = self.message_hub.get_info("iter", None)
+        if isinstance(iteration, int):
+            return f"iteration {iteration + 1}"
+        return f"optimizer step {self._inner_count}"
 
     def backward(self, loss: torch.Tensor, **kwargs: Any) -> None:
         """Back-propagate the scaled ``loss``, counted as one call."""
@@ -144,8 +197,26 @@ class AmpOptimWrapper(OptimWrapper):
         if self.clip_grad_kwargs:
             self.loss_scaler.unscale_(self.optimizer)
             self._clip_grad()
+        taken = self._steps_taken
+        if taken is None:
+            self.loss_scaler.step(self.optimizer, **kwargs)
+            self.loss_scaler.update(self._scale_update_param)
+            return
+        taken.follow(self.optimizer)
+        before = taken.count
         self.loss_scaler.step(self.optimizer, **kwargs)
+        if taken.count != before:
+            self.loss_scaler.update(self._scale_update_param)
+            if self.overflow.consecutive:  # the end of a run of skipped steps
+                self.overflow.record(False, None, "")
+            return
+        scale = self.loss_scaler._scale
+        if isinstance(scale, torch.Tensor):
+            # The scale this step used, copied on the device (no sync) before update() backs
+            # it off in place.
+            scale = scale.detach().clone()
         self.loss_scaler.update(self._scale_update_param)
+        self.overflow.record(True, scale, self._where())
 
     def state_dict(self) -> dict[str, Any]:
         """The optimizer's state dict with the scaler's under ``'loss_scaler'``."""
