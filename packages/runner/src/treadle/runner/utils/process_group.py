@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+from datetime import timedelta
 
 _registered = False
+
+# How long a rank waits at exit for the others before ending the group anyway (a rank that
+# failed never comes).
+EXIT_BARRIER_TIMEOUT = timedelta(seconds=30)
 
 
 def end_process_group_at_exit() -> None:
     """Destroy the default process group at interpreter exit if it still exists then.
 
     The Runner and the strategies call this right after they start a group: a gloo group left
-    to torch's own teardown at exit can abort the process. Calling it again does nothing more.
+    to torch's own teardown at exit can abort the process. On gloo the ranks first meet at a
+    barrier (``monitored_barrier``, at most 30 s), so that none tears its connections down
+    while another still talks to it. Calling it again does nothing more.
 
     Example:
         >>> end_process_group_at_exit()
@@ -26,6 +33,10 @@ def end_process_group_at_exit() -> None:
 def _end_process_group() -> None:
     import torch.distributed as torch_dist
 
-    if torch_dist.is_available() and torch_dist.is_initialized():
-        with contextlib.suppress(Exception):
-            torch_dist.destroy_process_group()
+    if not (torch_dist.is_available() and torch_dist.is_initialized()):
+        return
+    with contextlib.suppress(Exception):
+        if torch_dist.get_world_size() > 1 and torch_dist.get_backend() == "gloo":
+            torch_dist.monitored_barrier(timeout=EXIT_BARRIER_TIMEOUT)
+    with contextlib.suppress(Exception):
+        torch_dist.destroy_process_group()
