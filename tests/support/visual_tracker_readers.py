@@ -43,6 +43,19 @@ class WandbRun:
         return [(row[step_key], row[key]) for row in self.history if key in row]
 
 
+#: Neptune run keywords for tests: offline, no stdout/stderr/hardware capture threads and no
+#: source upload (only what the test logs).
+NEPTUNE_QUIET_RUN = dict(
+    mode="offline",
+    capture_stdout=False,
+    capture_stderr=False,
+    capture_hardware_metrics=False,
+    capture_traceback=False,
+    git_ref=False,
+    source_files=[],
+)
+
+
 def offline_wandb_environment(tmp_path: Path, monkeypatch: Any) -> Any:
     """Put wandb offline with every file it writes (run, cache, settings) under ``tmp_path``
     (``monkeypatch`` is pytest's); returns the wandb module, or skips without it."""

@@ -10,6 +10,7 @@ import threading
 import numpy as np
 import pytest
 from visual_tracker_readers import (
+    NEPTUNE_QUIET_RUN,
     modules_imported_by_building,
     neptune_series,
     read_neptune_operations,
@@ -17,16 +18,7 @@ from visual_tracker_readers import (
 
 from treadle.visual.backends.neptune_backend import NeptuneVisBackend
 
-# No stdout/stderr/hardware capture threads and no source upload: only what the test logs.
-QUIET_RUN = dict(
-    mode="offline",
-    capture_stdout=False,
-    capture_stderr=False,
-    capture_hardware_metrics=False,
-    capture_traceback=False,
-    git_ref=False,
-    source_files=[],
-)
+QUIET_RUN = NEPTUNE_QUIET_RUN
 
 
 @pytest.fixture

@@ -183,22 +183,18 @@ def test_every_tracker_backend_is_on_the_global_axis():
 
 def test_neptune_keeps_one_epoch_per_step(tmp_path, monkeypatch):
     pytest.importorskip("neptune")
-    from visual_tracker_readers import neptune_series, read_neptune_operations
+    from visual_tracker_readers import (
+        NEPTUNE_QUIET_RUN,
+        neptune_series,
+        read_neptune_operations,
+    )
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("NEPTUNE_DATA_DIRECTORY", str(tmp_path / "neptune_data"))
     for name in ("NEPTUNE_MODE", "NEPTUNE_PROJECT", "NEPTUNE_API_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
-    quiet = dict(
-        mode="offline",
-        capture_stdout=False,
-        capture_stderr=False,
-        capture_hardware_metrics=False,
-        capture_traceback=False,
-        git_ref=False,
-        source_files=[],
-    )
+    quiet = NEPTUNE_QUIET_RUN
     vis = Visualizer(
         name=f"neptune-{tmp_path.name}",
         vis_backends=[dict(type="NeptuneVisBackend", init_kwargs=quiet)],
