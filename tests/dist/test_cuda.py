@@ -34,7 +34,11 @@ def test_comm_device_without_a_group_is_the_cpu():
 
 def run(helpers, tmp_path, world_size, backend):
     results = helpers.run_group(
-        "cuda_scenarios.py", world_size, tmp_path, init_kwargs=json.dumps({"backend": backend})
+        "cuda_scenarios.py",
+        world_size,
+        tmp_path,
+        init_kwargs=json.dumps({"backend": backend}),
+        gpus=True,
     )
     return lambda rank, name: helpers.scenario_value(results, rank, name)
 

@@ -147,6 +147,17 @@ def test_max_cuda_memory_reports_the_peak_then_starts_again():
     assert device.get_max_cuda_memory() < 64  # the peak was reset by the previous call
 
 
+@needs_cuda
+def test_max_memory_of_the_log_line_is_torchs_peak():
+    torch.cuda.reset_peak_memory_stats()
+    block = torch.empty(96 * 1024 * 1024, dtype=torch.uint8, device="cuda")
+    expected = torch.cuda.max_memory_allocated() // (1024 * 1024)
+    assert expected >= 96
+    del block
+    assert device.get_max_memory() == expected  # the peak outlives the block
+    assert device.get_max_memory() < 96  # counting again from the previous call
+
+
 def test_importing_device_leaves_vendor_adapters_alone():
     code = (
         "import sys, treadle.runner.device as d; d.get_device(); "

@@ -105,7 +105,8 @@ def test_loop_state_holds_only_plain_types_and_tensors():
         2,
     )
     assert state["sampler"]["position"] == 6 and state["sampler"]["epoch"] == 1
-    assert sorted(state["rng"]) == ["numpy", "python", "torch"]
+    # With "device" beside them once an accelerator is in use.
+    assert sorted(set(state["rng"]) - {"device"}) == ["numpy", "python", "torch"]
     assert isinstance(state["rng"]["torch"], torch.Tensor)
 
 

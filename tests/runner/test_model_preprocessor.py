@@ -51,6 +51,37 @@ def test_moves_track_the_device():
     assert preprocessor.to(torch.empty(1, device="meta")).device == torch.device("meta")
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_batch_already_on_the_gpu_is_kept_when_the_device_names_no_index():
+    preprocessor = BaseDataPreprocessor().to("cuda")
+    assert preprocessor.device == torch.device("cuda")  # as set, as MMEngine reports it
+    on_gpu = torch.ones(2, device="cuda")
+    batch = preprocessor({"inputs": on_gpu, "more": [on_gpu]})
+    assert batch["inputs"] is on_gpu and batch["more"][0] is on_gpu
+    assert preprocessor.cast_data(on_gpu) is on_gpu
+    assert preprocessor({"inputs": torch.ones(2)})["inputs"].device == on_gpu.device
+
+
+def test_a_subclass_may_set_the_device_itself():
+    preprocessor = BaseDataPreprocessor()
+    preprocessor._device = "meta"  # as MMEngine-era subclasses do
+    assert preprocessor.device == torch.device("meta")
+    assert preprocessor({"inputs": torch.ones(2)})["inputs"].device.type == "meta"
+
+
+def test_a_preprocessor_pickled_with_a_plain_device_attribute_loads():
+    import pickle
+
+    preprocessor = BaseDataPreprocessor()
+    state = preprocessor.__getstate__()
+    legacy = {k: v for k, v in state.items() if not k.startswith("_device_")}
+    legacy["_device"] = torch.device("meta")  # what MMEngine and treadle 0.1.0 pickled
+    revived = BaseDataPreprocessor.__new__(BaseDataPreprocessor)
+    revived.__setstate__(legacy)
+    assert revived.device == torch.device("meta")
+    assert pickle.loads(pickle.dumps(revived)).device == torch.device("meta")
+
+
 def test_accelerator_move_to_wrong_type_is_refused():
     with pytest.raises(ValueError, match=r"\.cuda\(\) was given the meta device 'meta'"):
         BaseDataPreprocessor().cuda("meta")

@@ -17,6 +17,7 @@ import pytest
 import torch
 from gloo_group import LAUNCHER_PREFIXES, LAUNCHER_VARIABLES, clean_environment, free_port
 from runner_toy_model import toy_cfg
+from runner_toys import on_the_cpu
 
 from treadle.runner.runner import Runner, env
 from treadle.runner.runner.env import LaunchError
@@ -107,9 +108,10 @@ def one_process_weights(tmp_path: Path) -> dict[str, torch.Tensor]:
         test_evaluator=None,
         test_cfg=None,
     )
-    runner = Runner(**cfg)
-    runner.train()
-    return {name: value.detach().clone() for name, value in runner.model.state_dict().items()}
+    with on_the_cpu():  # as the launched ranks, which see no GPU
+        runner = Runner(**cfg)
+        runner.train()
+    return {name: value.detach().cpu() for name, value in runner.model.state_dict().items()}
 
 
 def check_trained_like_one_process(work_dir: Path, outputs: list[str], tmp_path: Path) -> None:

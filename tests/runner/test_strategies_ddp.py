@@ -11,6 +11,7 @@ import gloo_group
 import pytest
 import torch
 from runner_toy_model import ToyModel, toy_cfg, toy_two_optim_cfg
+from runner_toys import on_the_cpu
 from torch import nn
 
 from treadle.runner.registry import STRATEGIES
@@ -46,8 +47,9 @@ def one_process_weights(scenarios, tmp_path, make_cfg=toy_cfg, **changes):
     overrides.update(changes)
     if make_cfg is toy_two_optim_cfg:
         overrides.pop("optim_wrapper")  # the two optimizers of toy_two_optim_cfg
-    runner = Runner(**make_cfg(**overrides))
-    runner.train()
+    with on_the_cpu():  # as the group's ranks, which see no GPU
+        runner = Runner(**make_cfg(**overrides))
+        runner.train()
     return scenarios.weights_of(runner.model)
 
 

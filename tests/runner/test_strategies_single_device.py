@@ -76,9 +76,10 @@ def test_no_sync_uses_the_model_context_when_it_has_one():
     fake = FakeDDP(nn.Linear(2, 1))
     strategy = SingleDeviceStrategy()
     strategy.prepare(fake)
+    inputs = torch.ones(1, 2, device=next(fake.parameters()).device)  # prepare() moved it
     with strategy.no_sync():
-        fake(torch.ones(1, 2))
-    fake(torch.ones(1, 2))
+        fake(inputs)
+    fake(inputs)
     assert fake.synced == [False, True]
     with strategy.no_sync(nn.Linear(2, 1)):  # nothing to skip
         pass

@@ -38,13 +38,21 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def clean_environment(**variables: str) -> dict[str, str]:
-    """This process's environment without any launcher's variables, plus ``variables``."""
+def clean_environment(*, gpus: bool = False, **variables: str) -> dict[str, str]:
+    """This process's environment without any launcher's variables, plus ``variables``.
+
+    The processes see no GPU unless ``gpus``: these groups train on the CPU, as on the machines
+    without one that run the suite. On a GPU machine every rank would otherwise take one
+    (a machine with one GPU puts two ranks on it), and the results would no longer be those of
+    the CPU runs the tests compare them with.
+    """
     env = {
         name: value
         for name, value in os.environ.items()
         if not name.startswith(LAUNCHER_PREFIXES) and name not in LAUNCHER_VARIABLES
     }
+    if not gpus:
+        env["CUDA_VISIBLE_DEVICES"] = ""
     env.update(variables)
     return env
 
@@ -81,11 +89,13 @@ def run_group(
     per_rank_env=None,
     init_kwargs: str = "{}",
     extra_env=None,
+    gpus: bool = False,
 ) -> dict:
     """Start ``world_size`` rank runners for the scenario file ``scenarios`` and
     return ``{rank: {scenario: (status, value)}, "outputs": [...]}``.
 
-    ``per_rank_env(rank, port)`` gives each rank's launcher variables (default: torchrun's).
+    ``per_rank_env(rank, port)`` gives each rank's launcher variables (default: torchrun's);
+    the ranks see the machine's GPUs only with ``gpus=True``.
     """
     port = free_port()
 
@@ -104,7 +114,7 @@ def run_group(
     processes = [
         subprocess.Popen(
             [*command, init_kwargs],
-            env=clean_environment(**per_rank_env(rank, port), **(extra_env or {})),
+            env=clean_environment(gpus=gpus, **per_rank_env(rank, port), **(extra_env or {})),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

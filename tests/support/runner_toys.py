@@ -1,6 +1,7 @@
 """Toys shared by the tests of treadle-runner's model, optim and scheduler parts: a handler that
-keeps what the current MMLogger logs, a stand-in for DistributedDataParallel's ``no_sync``, and
-a tiny SGD with the loop that steps it together with its schedulers.
+keeps what the current MMLogger logs, a switch that keeps runs on the CPU, a stand-in for
+DistributedDataParallel's ``no_sync``, and a tiny SGD with the loop that steps it together with
+its schedulers.
 
 Import them as ``from runner_toys import ...`` (tests/support is on pytest's ``pythonpath``).
 """
@@ -47,6 +48,21 @@ def captured_log(logger: logging.Logger | None = None) -> Iterator[LogCapture]:
         yield capture
     finally:
         logger.removeHandler(capture)
+
+
+@contextlib.contextmanager
+def on_the_cpu() -> Iterator[None]:
+    """Runs built inside the ``with`` block choose the CPU even on a GPU machine: the one-process
+    references that tests compare with a gloo group's ranks, which see no GPU
+    (tests/support/gloo_group.py)."""
+    from treadle.runner.device import availability
+
+    saved = availability._CHECKS["cuda"]
+    availability._CHECKS["cuda"] = lambda: False
+    try:
+        yield
+    finally:
+        availability._CHECKS["cuda"] = saved
 
 
 class FakeDDP(nn.Module):

@@ -26,6 +26,7 @@ from typing import Any
 from treadle.dist import get_dist_info
 from treadle.logging import print_log
 
+from ..checkpoint.state import tensors_to_cpu
 from .base_loop import BaseLoop
 from .data_position import batches_to_samples, consumed_samples, stateful_sampler
 from .dynamic_intervals import calc_dynamic_intervals, interval_at
@@ -370,9 +371,11 @@ class TrainLoopBase(BaseLoop):
             )
         self._epoch = int(state["epoch"])
         self._iter = int(state["iter"])
-        pending = dict(state)
+        # Generator and sampler states are host tensors, but a resume maps the checkpoint to
+        # the training device (map_location="default"): bring them back before any is applied.
+        pending = tensors_to_cpu(dict(state))
         diff_rank_seed = bool(getattr(self.runner, "_randomness_cfg", {}).get("diff_rank_seed"))
-        pending["rng"], self._reseed_rank = pick_rng_state(state, diff_rank_seed)
+        pending["rng"], self._reseed_rank = pick_rng_state(pending, diff_rank_seed)
         pending.pop("rng_per_rank", None)
         self._pending = pending
 

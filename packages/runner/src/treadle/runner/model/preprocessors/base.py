@@ -11,7 +11,7 @@ import torch.nn as nn
 from treadle.runner.registry import MODELS
 from treadle.runner.structures import BaseDataElement
 
-from .device_moves import accelerator_device, device_of_to_args
+from .device_moves import accelerator_device, device_of_to_args, with_index
 
 
 @MODELS.register_module()
@@ -39,13 +39,32 @@ class BaseDataPreprocessor(nn.Module):
         """Where :meth:`cast_data` puts tensors: the device of the last move (CPU at first)."""
         return self._device
 
+    @property
+    def _device(self) -> torch.device:
+        return self.__dict__["_device_as_set"]
+
+    @_device.setter
+    def _device(self, device: torch.device | str) -> None:
+        # Kept as given (MMEngine's `device` says 'cuda' after .cuda()), and with its index
+        # for the comparison in cast_data: a batch already on cuda:0 is on device('cuda') too.
+        device = torch.device(device)
+        self.__dict__["_device_as_set"] = device
+        self.__dict__["_device_here"] = with_index(device)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # A preprocessor pickled by MMEngine or treadle 0.1.0 has a plain `_device` attribute.
+        legacy = state.pop("_device", None)
+        super().__setstate__(state)
+        if "_device_as_set" not in self.__dict__:
+            self._device = legacy if legacy is not None else torch.device("cpu")
+
     def cast_data(self, data: Any) -> Any:
         """``data`` with every tensor and BaseDataElement in it moved to :attr:`device`;
         mappings come back as dicts, sequences as the same type, anything else unchanged."""
         if type(data) is dict:
             # The usual batch: tensors already on the device are kept without a call each.
             # (A new dict all the same: subclasses may edit what cast_data returns.)
-            device = self._device
+            device = self._device_here
             return {
                 key: value
                 if type(value) is torch.Tensor and value.device == device
@@ -55,7 +74,7 @@ class BaseDataPreprocessor(nn.Module):
         if isinstance(data, torch.Tensor):
             # Already there (the usual case on CPU, or a loader that moves batches itself):
             # to() would return the same tensor, only slower.
-            if data.device == self._device:
+            if data.device == self._device_here:
                 return data
             return data.to(self._device, non_blocking=self._non_blocking)
         if isinstance(data, BaseDataElement):

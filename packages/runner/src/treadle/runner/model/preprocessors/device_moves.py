@@ -52,3 +52,22 @@ def accelerator_device(device_type: str, device: int | str | torch.device | None
             f"or a {device_type} device, or use .to({str(device)!r})"
         )
     return device
+
+
+def with_index(device: torch.device) -> torch.device:
+    """``device`` with the index a tensor moved there gets: the current device of its type when
+    it names none ('cuda' is cuda:0 while device 0 is current); CPU and meta stay as they are.
+
+    Example:
+        >>> with_index(torch.device('cpu'))
+        device(type='cpu')
+    """
+    if device.index is not None or device.type in ("cpu", "meta"):
+        return device
+    current = getattr(getattr(torch, device.type, None), "current_device", None)
+    if current is None:
+        return device
+    try:
+        return torch.device(device.type, current())
+    except (RuntimeError, AssertionError):  # that backend has no usable device here
+        return device
