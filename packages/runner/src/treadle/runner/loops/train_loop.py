@@ -373,7 +373,7 @@ class TrainLoopBase(BaseLoop):
         self._iter = int(state["iter"])
         # Generator and sampler states are host tensors, but a resume maps the checkpoint to
         # the training device (map_location="default"): bring them back before any is applied.
-        pending = tensors_to_cpu(dict(state))
+        pending = tensors_to_cpu(state)
         diff_rank_seed = bool(getattr(self.runner, "_randomness_cfg", {}).get("diff_rank_seed"))
         pending["rng"], self._reseed_rank = pick_rng_state(pending, diff_rank_seed)
         pending.pop("rng_per_rank", None)
