@@ -17,37 +17,28 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import pathlib
-import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
-import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-VERSION_LINE = re.compile(r"""^__version__\s*=\s*["']([^"']+)["']""", re.M)
+# What the workspace's files say (names, versions, requirements) is read as the release tools
+# read it.
+sys.path.insert(0, str(ROOT / "tools" / "release"))
+from release_workspace import read_packages  # noqa: E402
 
 
-def normalised(requirement: Requirement) -> str:
+def spelled(requirements: Iterable[Requirement]) -> set[str]:
     """One spelling per requirement: builds write names canonical ("Sophia-Optimizer" is
-    recorded as "sophia-optimizer"), and `packaging` orders specifiers and quotes markers."""
-    requirement.name = canonicalize_name(requirement.name)
-    return str(requirement)
-
-
-def declared_requirements(project: dict) -> set[str]:
-    """The Requires-Dist lines a build of `project` writes, normalised."""
-    lines = {normalised(Requirement(text)) for text in project.get("dependencies", [])}
-    for extra, texts in project.get("optional-dependencies", {}).items():
-        for text in texts:
-            requirement = Requirement(text)
-            marker = f'extra == "{extra}"'
-            if requirement.marker is not None:
-                marker = f"({requirement.marker}) and {marker}"
-            requirement.marker = Requirement(f"x; {marker}").marker
-            lines.add(normalised(requirement))
+    recorded as "sophia-optimizer") and `packaging` orders specifiers. Markers (the extra a
+    requirement belongs to) are left out."""
+    lines = set()
+    for requirement in requirements:
+        extras = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
+        lines.add(f"{canonicalize_name(requirement.name)}{extras}{requirement.specifier}")
     return lines
 
 
@@ -60,25 +51,17 @@ def stale_members(
     `installed(name)` returns the installed distribution's metadata, or None where the
     package is not installed (an environment without it is not this tool's business).
     """
-    for pyproject in sorted(root.glob("packages/*/pyproject.toml")):
-        config = tomllib.loads(pyproject.read_text())
-        project = config["project"]
-        metadata = installed(project["name"])
+    for package in read_packages(root).values():
+        metadata = installed(package.distribution)
         if metadata is None:
             continue
-        version = project.get("version")
-        if version is None:  # dynamic: the `__version__` line hatchling reads
-            version_file = pyproject.parent / config["tool"]["hatch"]["version"]["path"]
-            version = VERSION_LINE.search(version_file.read_text()).group(1)
-        if metadata["Version"] != version:
-            yield pyproject.parent, f"installed {metadata['Version']}, files say {version}"
+        if metadata["Version"] != str(package.version):
+            yield package.path, f"installed {metadata['Version']}, files say {package.version}"
             continue
-        requires = metadata.get_all("Requires-Dist") or []
-        recorded = {normalised(Requirement(text)) for text in requires}
-        declared = declared_requirements(project)
+        recorded = spelled(Requirement(text) for text in metadata.get_all("Requires-Dist") or [])
+        declared = spelled(package.requirements)
         if recorded != declared:
-            changed = sorted(recorded ^ declared)
-            yield pyproject.parent, f"requirements changed: {', '.join(changed)}"
+            yield package.path, f"requirements changed: {', '.join(sorted(recorded ^ declared))}"
 
 
 def installed_metadata(name: str) -> importlib.metadata.PackageMetadata | None:

@@ -9,12 +9,11 @@ from __future__ import annotations
 import copy
 import json
 import pickle
-import re
 import warnings
 
 import pytest
 import torch
-from amp_overflow_toys import amp_overflow_cfg
+from amp_overflow_toys import amp_overflow_cfg, logged, train
 from runner_toy_model import unique_name
 from runner_toys import captured_log
 
@@ -32,19 +31,6 @@ ORDER_WARNING = "before optimizer.step()"
 def cpu_run(monkeypatch):
     """float16 with a CPU GradScaler, also on machines with an accelerator."""
     monkeypatch.setattr(amp_module, "get_device", lambda: "cpu")
-
-
-def train(runner: Runner) -> tuple[list[str], list[warnings.WarningMessage]]:
-    """Train; the train log lines and every warning raised."""
-    with captured_log(runner.logger) as log, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        runner.train()
-    lines = [m for m in log.messages if m.startswith("Iter(train)")]
-    return lines, caught
-
-
-def logged(lines: list[str], name: str) -> list[float]:
-    return [float(re.search(rf"\b{name}: (\S+)", line).group(1)) for line in lines]
 
 
 def order_warnings(caught: list[warnings.WarningMessage]) -> list[str]:

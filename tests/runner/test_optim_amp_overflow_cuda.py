@@ -4,12 +4,9 @@ to the CPU) and the model, batches and scaler state on the GPU. Skipped without 
 
 from __future__ import annotations
 
-import re
-
 import pytest
 import torch
-from amp_overflow_toys import amp_overflow_cfg
-from runner_toys import captured_log
+from amp_overflow_toys import amp_overflow_cfg, logged, train
 
 from treadle.runner.optim.optimizer.amp_overflow import LossScaleCollapseError
 from treadle.runner.runner import Runner
@@ -17,20 +14,10 @@ from treadle.runner.runner import Runner
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
-def train_lines(runner: Runner) -> list[str]:
-    with captured_log(runner.logger) as log:
-        runner.train()
-    return [m for m in log.messages if m.startswith("Iter(train)")]
-
-
-def logged(lines: list[str], name: str) -> list[float]:
-    return [float(re.search(rf"\b{name}: (\S+)", line).group(1)) for line in lines]
-
-
 def test_skipped_steps_are_counted_on_the_gpu(tmp_path):
     k, max_iters = 3, 8
     runner = Runner(**amp_overflow_cfg(tmp_path, overflow_steps=k, max_iters=max_iters))
-    lines = train_lines(runner)
+    lines, _ = train(runner)
     assert next(runner.model.parameters()).device.type == "cuda"
     scaler = runner.optim_wrapper.loss_scaler
     assert scaler.is_enabled() and scaler.get_scale() > 0
@@ -47,4 +34,4 @@ def test_a_collapsing_scale_stops_the_run_on_the_gpu(tmp_path):
         tmp_path, overflow_steps=None, max_iters=20, amp=dict(max_consecutive_skips=6)
     )
     with pytest.raises(LossScaleCollapseError, match="collapsed at iteration 6: the last 6"):
-        train_lines(Runner(**cfg))
+        train(Runner(**cfg))

@@ -1,5 +1,6 @@
 """Toys for the fp16 overflow tests: a model whose gradients overflow at chosen steps, and the
-config that trains it with ``AmpOptimWrapper(dtype='float16')`` on the CPU.
+config that trains it with ``AmpOptimWrapper(dtype='float16')`` on the CPU, and the helpers that
+train it and read the log lines.
 
 Importing this module registers ``AmpOverflowToyModel`` in MODELS. Its loss stays finite (the
 train loop's non-finite loss check never fires); only its gradients are infinite, so the loss
@@ -13,10 +14,13 @@ Example:
 
 from __future__ import annotations
 
+import re
+import warnings
 from typing import Any
 
 import torch
 from runner_toy_model import ToyModel, toy_iter_cfg
+from runner_toys import captured_log
 
 from treadle.runner.registry import MODELS
 
@@ -94,3 +98,17 @@ def amp_overflow_cfg(
     )
     base.update(overrides)
     return toy_iter_cfg(work_dir, **base)
+
+
+def train(runner: Any) -> tuple[list[str], list[warnings.WarningMessage]]:
+    """Train ``runner``; its train log lines and every warning raised."""
+    with captured_log(runner.logger) as log, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        runner.train()
+    lines = [m for m in log.messages if m.startswith("Iter(train)")]
+    return lines, caught
+
+
+def logged(lines: list[str], name: str) -> list[float]:
+    """The values of ``name: value`` in each log line."""
+    return [float(re.search(rf"\b{name}: (\S+)", line).group(1)) for line in lines]

@@ -18,8 +18,6 @@ import torch
 from treadle.logging import print_log
 from treadle.runner.device import get_device
 
-from ..checkpoint.state import tensors_to_cpu
-
 
 def _device_module(device_type: str) -> Any:
     if device_type == "cpu":
@@ -70,9 +68,8 @@ def capture_rng_state() -> dict[str, Any]:
 
 
 def restore_rng_state(state: dict[str, Any]) -> None:
-    """Put every generator back to ``state`` (from :func:`capture_rng_state`)."""
-    # Generator states are host tensors; a checkpoint loaded onto a GPU has them there.
-    state = tensors_to_cpu(state)
+    """Put every generator back to ``state`` (from :func:`capture_rng_state`: host tensors; a
+    loop's ``load_state_dict`` brings a checkpoint's back from the device first)."""
     python = state["python"]
     random.setstate(
         (python["version"], tuple(int(x) for x in python["state"].tolist()), python["gauss_next"])
