@@ -4,6 +4,9 @@ The same MLP (benchmarks/mlp.py), the same ready-made batches served by the same
 DataLoader, and the same SGD, trained by:
 
 - plain:     ``for batch in loader: loss = ...; loss.backward(); opt.step(); opt.zero_grad()``
+- model-api: the same loop, calling the model as the MMEngine API does and nothing else:
+  ``losses = model(**batch, mode='loss')`` on a BaseModel, the loss to log detached. No
+  engine can be faster than this with MMEngine's model API: it is the floor of the ratios.
 - treadle:   ``treadle.runner.Runner`` (default hooks on, LoggerHook interval 50)
 - mmengine:  ``mmengine.runner.Runner``, configured the same (where mmengine is installed)
 - lightning: ``lightning.Trainer`` with its defaults but no progress bar (the runners draw
@@ -14,12 +17,14 @@ Each side runs in its own thread and the threads take turns, one epoch each, han
 on at the start of each epoch: only one side runs at any time, and a busy spell of the machine
 falls on all of them alike. An epoch is timed from its start hook (which runs after every other
 ``before_train_epoch`` hook) to its end hook (which runs before every other
-``after_train_epoch`` hook, so the checkpoint saved at the end of an epoch is not timed); the
-first epoch of each side is warm-up and not counted. The first quartile of the epoch times
+``after_train_epoch`` hook, so the checkpoint saved at the end of an epoch is not timed, though
+the next epoch's first steps, run with cold caches after it, are); the first epoch of each side
+is warm-up and not counted. The first quartile of the epoch times
 (other processes only ever add time) over the step count gives the time per step, and each
 engine's ratio to plain PyTorch is printed.
 
-    python benchmarks/runner_step_overhead.py [--epochs N] [--threads 1] [--sizes tiny big]
+    python benchmarks/runner_step_overhead.py [--epochs N] [--steps-per-epoch N] [--threads 1]
+        [--sizes tiny big] [--sides plain model-api treadle ...]
     hatch run mmengine:python benchmarks/runner_step_overhead.py     # adds MMEngine
     hatch run lightning:python benchmarks/runner_step_overhead.py    # adds Lightning
     python benchmarks/runner_step_overhead.py --device cuda           # on a GPU
@@ -42,7 +47,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 # One intra-op thread unless asked otherwise; set before torch starts its pool.
@@ -203,6 +208,25 @@ def run_plain(size: Size, clock: EpochClock, epochs: int, device: str, work_dir:
         clock.end(device)
 
 
+def run_model_api(size: Size, clock: EpochClock, epochs: int, device: str, work_dir: str) -> None:
+    from treadle.runner.model import BaseModel
+
+    model = engine_model(BaseModel, size, device)
+    optimizer = sgd(model.parameters())
+    loader = make_loader(ReadyBatches(size, size.steps_per_epoch, device))
+    for _ in range(epochs):
+        clock.start()
+        model.train()
+        for batch in loader:
+            loss = model(**batch, mode="loss")["loss"]
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            logged = {"loss": loss.detach()}  # what a train step hands to logging
+        clock.end(device)
+    del logged
+
+
 def runner_kwargs(size: Size, epochs: int, device: str, work_dir: str, name: str) -> dict:
     """What the treadle and MMEngine runners are given: the same on both."""
     return dict(
@@ -320,6 +344,7 @@ def run_lightning(size: Size, clock: EpochClock, epochs: int, device: str, work_
 
 SIDES: dict[str, tuple[Callable[..., None], str]] = {
     "plain": (run_plain, "torch"),
+    "model-api": (run_model_api, "treadle.runner.model:BaseModel"),
     "treadle": (run_treadle, "treadle.runner.runner:Runner"),
     "mmengine": (run_mmengine, "mmengine"),
     "lightning": (run_lightning, "lightning"),
@@ -401,6 +426,8 @@ def report(size: Size, per_step: dict[str, float], device: str) -> bool:
             ok = ratio <= size.budget
             within = within and ok
             line += f"   budget {size.budget:.2f}x {'ok' if ok else 'OVER'}"
+        elif name == "model-api":
+            line += "   (the floor: MMEngine's model API, no engine)"
         print(line)
     return within
 
@@ -412,6 +439,12 @@ def main() -> int:
         type=int,
         help="epochs per side, the first one warm-up (default: 21 of 200 steps for tiny, "
         "13 of 50 steps for big)",
+    )
+    parser.add_argument(
+        "--steps-per-epoch",
+        type=int,
+        help="batches per epoch (default: 200 for tiny, 50 for big); longer epochs weigh the "
+        "per-epoch work (a new iterator, the checkpoint saved at each epoch's end) less",
     )
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
@@ -426,6 +459,8 @@ def main() -> int:
     results = {}
     for name in args.sizes:
         size = SIZES[name]
+        if args.steps_per_epoch:
+            size = SIZES[name] = replace(size, steps_per_epoch=args.steps_per_epoch)
         with contextlib.redirect_stdout(sys.stderr):
             # The engines' log lines go to stderr; the tables below stay on stdout.
             epochs = args.epochs or size.epochs

@@ -4,7 +4,8 @@ the hooks that only record (defer_train_iter) still see every step."""
 from __future__ import annotations
 
 import pytest
-from runner_toy_model import toy_cfg
+import torch
+from runner_toy_model import ToyModel, toy_cfg
 
 from treadle.runner.hooks import CheckpointHook, Hook, LoggerHook, ParamSchedulerHook
 from treadle.runner.loops.iter_hooks import TrainIterHooks
@@ -105,6 +106,28 @@ def test_recording_hooks_see_every_step(tmp_path):
         assert len(hub.get_scalar(key).data[0]) == 12, key
     assert all(value >= 0 for value in hub.get_scalar("train/time").data[0])
     assert hub.get_info("iter") == 11
+
+
+class SometimesAux(ToyModel):
+    """Returns an extra 'aux' output at even steps only, and 'loss' at every step."""
+
+    def train_step(self, data, optim_wrapper):
+        outputs = super().train_step(data, optim_wrapper)
+        if self.loss_calls % 2 == 1:  # loss_calls counts this step already
+            outputs["aux"] = torch.tensor(float(self.loss_calls))
+        return outputs
+
+
+def test_steps_with_different_outputs_each_reach_their_own_key(tmp_path):
+    # Logging every 4 steps: the hooks take 4 recorded steps at a time, whose outputs do not
+    # all have the same names.
+    runner = train(
+        tmp_path, [], model=SometimesAux(), default_hooks=dict(checkpoint=None, logger=dict(
+            type="LoggerHook", interval=4)),
+    )  # fmt: skip
+    hub = runner.message_hub
+    assert len(hub.get_scalar("train/loss").data[0]) == 12
+    assert hub.get_scalar("train/aux").data[0] == [1.0, 3.0, 5.0, 7.0, 9.0, 11.0]
 
 
 def test_a_hook_added_during_training_is_called_from_the_next_iteration(tmp_path):

@@ -5,11 +5,11 @@ from __future__ import annotations
 import sys
 import warnings
 from collections import deque
-from itertools import islice
+from itertools import islice, repeat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import Any, ClassVar
 
 _PLAIN = (int, float)
@@ -208,6 +208,49 @@ class HistoryBuffer:
         self._values.append(log_val)
         self._counts.append(count)
         self._unread += 1
+        if self._unread >= MAX_UNREAD and self._lazy:
+            self._materialize()
+
+    def extend(self, log_vals: Iterable[Any], count: Any = 1) -> None:
+        """Append each of ``log_vals``, all with the same ``count``: the same as calling
+        :meth:`update` for each, checked and stored in one pass.
+
+        The train loops hand over the steps of a whole logging interval at once this way;
+        a one-element tensor is kept unread as with :meth:`update`.
+
+        Example:
+            >>> buffer = HistoryBuffer()
+            >>> buffer.extend([4.0, 2.0, 3.0])
+            >>> buffer.mean(window_size=2)
+            2.5
+        """
+        if type(count) not in _PLAIN:
+            count, lazy_count = _prepare_count(count)
+        else:
+            lazy_count = False
+        values = list(log_vals)
+        if not values:
+            return
+        lazy = lazy_count
+        if not all(type(value) in _PLAIN for value in values):
+            tensor_type = _torch_tensor_type()
+            if tensor_type is not None and all(
+                type(value) is tensor_type and value.ndim == 0 and not value.requires_grad
+                for value in values
+            ):
+                # The usual case besides floats: losses of train steps, 0-d and detached.
+                lazy = True
+            else:
+                # Anything else, value by value as update() takes it, all checked before any is
+                # stored: a bad value leaves the buffer as it was.
+                prepared = [_prepare(value) for value in values]
+                values = [value for value, _ in prepared]
+                lazy = lazy or any(is_lazy for _, is_lazy in prepared)
+        self._values.extend(values)
+        self._counts.extend(repeat(count, len(values)))
+        self._unread += len(values)
+        if lazy:
+            self._lazy = True
         if self._unread >= MAX_UNREAD and self._lazy:
             self._materialize()
 

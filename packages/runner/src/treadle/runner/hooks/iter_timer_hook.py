@@ -146,12 +146,20 @@ class IterTimerHook(Hook):
         hub = runner.message_hub
         time_key, data_key = _KEYS["train"]
         last = self._last
+        data_times, times = [], []
+        total = self.time_sec_tot
         for step in steps:
-            hub.update_scalar(data_key, step[FETCHED_AT] - last)
-            hub.update_scalar(time_key, step[DONE_AT] - last)
-            self.time_sec_tot += step[DONE_AT] - last
+            data_times.append(step[FETCHED_AT] - last)
+            elapsed = step[DONE_AT] - last
+            times.append(elapsed)
+            total += elapsed
             last = step[DONE_AT]
+        self.time_sec_tot = total
         self._last = last
+        # One call per key for all the steps: a call per step and key cost more than the
+        # bookkeeping of the loop itself.
+        hub.extend_scalar(data_key, data_times)
+        hub.extend_scalar(time_key, times)
         self._update_eta(hub, runner, batch_idx, "train")
 
     def _before_iter(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from ..registry import HOOKS
@@ -107,8 +108,7 @@ class RuntimeInfoHook(Hook):
         # them, since changing them is a hook's job (ParamSchedulerHook runs at every step when
         # a scheduler steps by iteration).
         self._write_lrs(hub, self._lrs(runner), len(steps))
-        for step in steps:
-            self._write_outputs(hub, step[OUTPUTS])
+        self._write_step_outputs(hub, steps)
 
     @staticmethod
     def _lrs(runner: Any) -> dict[str, Any]:
@@ -125,8 +125,25 @@ class RuntimeInfoHook(Hook):
     def _write_lrs(self, hub: Any, lrs: dict[str, Any], times: int) -> None:
         for name, values in lrs.items():
             key = self._train_key(name)
-            for _ in range(times):
+            if times == 1:
                 hub.update_scalar(key, values[0])
+            else:
+                hub.extend_scalar(key, repeat(values[0], times))
+
+    def _write_step_outputs(self, hub: Any, steps: list[tuple]) -> None:
+        """The outputs of the recorded steps: one ``extend_scalar`` per name where every step
+        returned the same names (the usual case), else step by step."""
+        names = steps[0][OUTPUTS]
+        if type(names) is dict and names:
+            keys = names.keys()
+            if all(type(step[OUTPUTS]) is dict and step[OUTPUTS].keys() == keys for step in steps):
+                for name in keys:
+                    hub.extend_scalar(
+                        self._train_key(name), [step[OUTPUTS][name] for step in steps]
+                    )
+                return
+        for step in steps:
+            self._write_outputs(hub, step[OUTPUTS])
 
     def _write_outputs(self, hub: Any, outputs: dict | None) -> None:
         if outputs:
