@@ -92,3 +92,22 @@ def test_loss_watch_ignores_outputs_without_a_loss_and_accepts_numbers():
 def test_loss_watch_interval_is_checked():
     with pytest.raises(TypeError, match="nonfinite_check_interval must be an int, got str"):
         LossWatch("5")
+
+
+@pytest.mark.parametrize(
+    "losses, bad",
+    [
+        ([torch.tensor(1.0), torch.tensor(float("nan")), torch.tensor(2.0)], 1),  # CPU scalars
+        ([torch.ones(2), torch.tensor([1.0, float("-inf")])], 1),  # several elements each
+        ([torch.tensor(1.0), 2.0, torch.tensor(float("inf"))], 2),  # numbers among tensors
+        ([torch.tensor(1.0 + 0j), torch.tensor(complex(float("nan"), 0))], 1),  # complex
+    ],
+)
+def test_loss_watch_finds_the_bad_loss_whatever_the_losses_are(losses, bad):
+    watch = LossWatch(check_interval=len(losses))
+    with pytest.raises(NonFiniteLossError, match=f"at iteration {bad + 1} "):
+        for index, loss in enumerate(losses):
+            watch.add({"loss": loss}, index, 0, index)
+    finite = LossWatch(check_interval=2)
+    finite.add({"loss": torch.tensor(1.0)}, 0, 0, 0)
+    finite.add({"loss": torch.ones(3)}, 1, 0, 1)  # no error: all finite

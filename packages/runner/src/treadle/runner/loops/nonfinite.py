@@ -90,6 +90,21 @@ def _finite(value: Any) -> bool:
     return math.isfinite(float(value))
 
 
+def _all_finite(losses: list[Any]) -> bool:
+    """Whether every held loss is finite, read the cheapest way for where they are."""
+    if all(type(loss) is torch.Tensor and loss.is_cpu for loss in losses):
+        # Host memory: reading each scalar costs half of stacking them and three kernels.
+        try:
+            return all(map(math.isfinite, [loss.item() for loss in losses]))
+        except (RuntimeError, TypeError):  # a loss of several elements, or complex
+            pass
+    try:
+        # Scalar tensors on one device: one stack, one sync.
+        return bool(torch.isfinite(torch.stack(losses)).all())
+    except (TypeError, RuntimeError):  # numbers, or tensors of other shapes or devices
+        return all(_finite(loss) for loss in losses)
+
+
 class LossWatch:
     """Holds the losses of the steps since the last check and checks them together.
 
@@ -163,13 +178,8 @@ class LossWatch:
         outputs, self._outputs = self._outputs, []
         if not losses:
             return
-        try:
-            # The usual case, scalar tensors on one device: one stack, one sync.
-            if bool(torch.isfinite(torch.stack(losses)).all()):
-                return
-        except (TypeError, RuntimeError):  # numbers, or tensors of other shapes or devices
-            if all(_finite(loss) for loss in losses):
-                return
+        if _all_finite(losses):
+            return
         offset = next(i for i, loss in enumerate(losses) if not _finite(loss))
         iteration, epoch, batch_idx = self._first
         value = losses[offset]
