@@ -222,9 +222,8 @@ def run_model_api(size: Size, clock: EpochClock, epochs: int, device: str, work_
             loss.backward()
             optimizer.step()
             optimizer.zero_grad()
-            logged = {"loss": loss.detach()}  # what a train step hands to logging
+            _ = {"loss": loss.detach()}  # what a train step hands to logging
         clock.end(device)
-    del logged
 
 
 def runner_kwargs(size: Size, epochs: int, device: str, work_dir: str, name: str) -> dict:

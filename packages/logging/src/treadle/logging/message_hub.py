@@ -128,10 +128,7 @@ class MessageHub(ManagerMixin):
             self._check_resumed(key, resumed)
             self._check_count(key, count)
             return
-        buffer = self._log_scalars.get(key)
-        if buffer is not None and type(count) is int and self._resumed_keys.get(key) is resumed:
-            self._append(key, buffer, values, count, HistoryBuffer.extend)
-            return
+        # Called once per logging interval, not per step: no short path for known keys.
         self._add_scalar(key, HistoryBuffer.extend, values, count, resumed)
 
     def _check_count(self, key: str, count: Any) -> None:

@@ -133,9 +133,9 @@ class RuntimeInfoHook(Hook):
     def _write_step_outputs(self, hub: Any, steps: list[tuple]) -> None:
         """The outputs of the recorded steps: one ``extend_scalar`` per name where every step
         returned the same names (the usual case), else step by step."""
-        names = steps[0][OUTPUTS]
-        if type(names) is dict and names:
-            keys = names.keys()
+        first = steps[0][OUTPUTS]
+        if type(first) is dict and first:
+            keys = first.keys()
             if all(type(step[OUTPUTS]) is dict and step[OUTPUTS].keys() == keys for step in steps):
                 for name in keys:
                     hub.extend_scalar(
