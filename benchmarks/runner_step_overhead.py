@@ -12,6 +12,11 @@ DataLoader, and the same SGD, trained by:
 - lightning: ``lightning.Trainer`` with its defaults but no progress bar (the runners draw
   none either), ``log_every_n_steps=50``, the loss logged with ``self.log`` (where lightning
   is installed)
+- with ``--anatomy``, what the parts cost in place: the plain loop calling
+  ``model.train_step(batch, optim_wrapper)`` on treadle's BaseModel and OptimWrapper
+  (``train-step``) and on MMEngine's (``mm-train-step``, where mmengine is installed), then
+  treadle's Runner with every default hook off (``no-hooks``: the loop, ``train_step`` and the
+  optimizer wrapper) and without its LoggerHook (``no-logger``)
 
 Each side runs in its own thread and the threads take turns, one epoch each, handing a baton
 on at the start of each epoch: only one side runs at any time, and a busy spell of the machine
@@ -24,10 +29,11 @@ is warm-up and not counted. The first quartile of the epoch times
 engine's ratio to plain PyTorch is printed.
 
     python benchmarks/runner_step_overhead.py [--epochs N] [--steps-per-epoch N] [--threads 1]
-        [--sizes tiny big] [--sides plain model-api treadle ...]
+        [--sizes tiny big] [--sides plain model-api treadle ...] [--anatomy]
     hatch run mmengine:python benchmarks/runner_step_overhead.py     # adds MMEngine
     hatch run lightning:python benchmarks/runner_step_overhead.py    # adds Lightning
-    python benchmarks/runner_step_overhead.py --device cuda           # on a GPU
+    python benchmarks/runner_step_overhead.py --anatomy              # the costs of the parts
+    python benchmarks/runner_step_overhead.py --device cuda          # on a GPU
 
 Sizes: ``tiny`` is 32→64→10 with batch 64 (the engine's cost is most of a step), ``big``
 is 512→2048→10 with batch 64. Budgets for treadle: ≤ 1.05× and ≤ 1.01×.
@@ -226,6 +232,43 @@ def run_model_api(size: Size, clock: EpochClock, epochs: int, device: str, work_
         clock.end(device)
 
 
+def train_step_loop(
+    base_model: type,
+    optim_wrapper_type: type,
+    size: Size,
+    clock: EpochClock,
+    epochs: int,
+    device: str,
+) -> None:
+    """The plain loop calling ``model.train_step(batch, optim_wrapper)``: the model API's whole
+    step (data preprocessor, forward, losses, optimizer wrapper) and nothing of an engine."""
+    model = engine_model(base_model, size, device)
+    optim_wrapper = optim_wrapper_type(sgd(model.parameters()))
+    loader = make_loader(ReadyBatches(size, size.steps_per_epoch, device))
+    for _ in range(epochs):
+        clock.start()
+        model.train()
+        for batch in loader:
+            model.train_step(batch, optim_wrapper)
+        clock.end(device)
+
+
+def run_train_step(size: Size, clock: EpochClock, epochs: int, device: str, work_dir: str) -> None:
+    from treadle.runner.model import BaseModel
+    from treadle.runner.optim import OptimWrapper
+
+    train_step_loop(BaseModel, OptimWrapper, size, clock, epochs, device)
+
+
+def run_mmengine_train_step(
+    size: Size, clock: EpochClock, epochs: int, device: str, work_dir: str
+) -> None:
+    from mmengine.model import BaseModel
+    from mmengine.optim import OptimWrapper
+
+    train_step_loop(BaseModel, OptimWrapper, size, clock, epochs, device)
+
+
 def runner_kwargs(size: Size, epochs: int, device: str, work_dir: str, name: str) -> dict:
     """What the treadle and MMEngine runners are given: the same on both."""
     return dict(
@@ -274,17 +317,45 @@ def engine_model(base_model: type, size: Size, device: str) -> nn.Module:
     return MLP()
 
 
-def run_treadle(size: Size, clock: EpochClock, epochs: int, device: str, work_dir: str) -> None:
+def run_treadle(
+    size: Size,
+    clock: EpochClock,
+    epochs: int,
+    device: str,
+    work_dir: str,
+    name: str = "treadle",
+    without: tuple[str, ...] = (),
+) -> None:
+    """treadle's Runner; the default hooks named in ``without`` are turned off (None)."""
     from treadle.runner.hooks import Hook
     from treadle.runner.model import BaseModel
     from treadle.runner.runner import Runner
 
+    kwargs = runner_kwargs(size, epochs, device, work_dir, name)
+    kwargs["default_hooks"].update(dict.fromkeys(without))
     runner = Runner(
         model=engine_model(BaseModel, size, device),
         custom_hooks=clock_hooks(Hook, clock, device),
-        **runner_kwargs(size, epochs, device, work_dir, "treadle"),
+        **kwargs,
     )
     runner.train()
+
+
+# The anatomy sides (--anatomy): treadle's Runner with parts of its default work turned off,
+# through its public configuration, so the table shows what each part costs in place.
+DEFAULT_HOOKS = ("runtime_info", "timer", "sampler_seed", "param_scheduler", "logger", "checkpoint")
+
+
+def run_treadle_no_logger(
+    size: Size, clock: EpochClock, epochs: int, device: str, work_dir: str
+) -> None:
+    run_treadle(size, clock, epochs, device, work_dir, "no-logger", without=("logger",))
+
+
+def run_treadle_no_hooks(
+    size: Size, clock: EpochClock, epochs: int, device: str, work_dir: str
+) -> None:
+    run_treadle(size, clock, epochs, device, work_dir, "no-hooks", without=DEFAULT_HOOKS)
 
 
 def run_mmengine(size: Size, clock: EpochClock, epochs: int, device: str, work_dir: str) -> None:
@@ -347,11 +418,25 @@ SIDES: dict[str, tuple[Callable[..., None], str]] = {
     "treadle": (run_treadle, "treadle.runner.runner:Runner"),
     "mmengine": (run_mmengine, "mmengine"),
     "lightning": (run_lightning, "lightning"),
+    "train-step": (run_train_step, "treadle.runner.model:BaseModel"),
+    "mm-train-step": (run_mmengine_train_step, "mmengine"),
+    "no-logger": (run_treadle_no_logger, "treadle.runner.runner:Runner"),
+    "no-hooks": (run_treadle_no_hooks, "treadle.runner.runner:Runner"),
+}
+ANATOMY = ("train-step", "mm-train-step", "no-hooks", "no-logger")
+NOTES = {
+    "model-api": "(the floor: MMEngine's model API, no engine)",
+    "train-step": "(the plain loop calling treadle's BaseModel.train_step, no engine)",
+    "mm-train-step": "(the plain loop calling MMEngine's BaseModel.train_step, no engine)",
+    "no-logger": "(treadle without LoggerHook: no log line, no scalars.json)",
+    "no-hooks": "(treadle with every default hook off: loop, train_step, optim wrapper)",
 }
 
 
-def available_sides(asked: list[str] | None) -> list[str]:
-    names = asked or list(SIDES)
+def available_sides(asked: list[str] | None, anatomy: bool = False) -> list[str]:
+    names = asked or [name for name in SIDES if name not in ANATOMY]
+    if anatomy:
+        names = [*names, *(name for name in ANATOMY if name not in names)]
     found = []
     for name in names:
         if name not in SIDES:
@@ -420,13 +505,13 @@ def report(size: Size, per_step: dict[str, float], device: str) -> bool:
     within = True
     for name, seconds in per_step.items():
         ratio = seconds / plain if plain else float("nan")
-        line = f"  {name:<10} {seconds * 1e6:10.1f} us/step   ratio {ratio:6.3f}"
+        line = f"  {name:<13} {seconds * 1e6:10.1f} us/step   ratio {ratio:6.3f}"
         if name == "treadle":
             ok = ratio <= size.budget
             within = within and ok
             line += f"   budget {size.budget:.2f}x {'ok' if ok else 'OVER'}"
-        elif name == "model-api":
-            line += "   (the floor: MMEngine's model API, no engine)"
+        elif name in NOTES:
+            line += f"   {NOTES[name]}"
         print(line)
     return within
 
@@ -449,10 +534,17 @@ def main() -> int:
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
     parser.add_argument("--sides", nargs="+", help=f"a subset of {', '.join(SIDES)}")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument(
+        "--anatomy",
+        action="store_true",
+        help="add the plain loop calling train_step (treadle's, and MMEngine's where it is "
+        "installed) and treadle's Runner with every default hook off and without its "
+        "LoggerHook: what each part costs in place",
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if treadle is over budget")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    sides = available_sides(args.sides)
+    sides = available_sides(args.sides, args.anatomy)
     print(f"torch {torch.__version__}, {args.threads} thread(s), sides: {', '.join(sides)}")
     within = True
     results = {}
