@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import os
 import statistics
 import sys
@@ -48,20 +47,6 @@ PARTS = {
     "log line (logger.info)": ("logger", "info", train_log_line),
     "scalars.json line (add_scalars)": ("visualizer", "add_scalars", any_call),
 }
-
-
-def timed(times: list[float], function: Any) -> Any:
-    """``function`` that appends the seconds of each call to ``times``."""
-
-    @functools.wraps(function)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            times.append(time.perf_counter() - start)
-
-    return call
 
 
 def row(name: str, placed: float, isolated: float) -> str:
@@ -94,13 +79,17 @@ def main() -> int:
 
     def timed_log_calls(part: str, function: Any, serves_log_line: Any) -> Any:
         """``function``, timed (and its arguments kept) where it serves a train log line."""
-        timed_function = timed(in_place[part], function)
+        times = in_place[part]
 
         def call(*a: Any, **k: Any) -> Any:
             if not serves_log_line(a):
                 return function(*a, **k)
             last_call[part] = (function, a, k)
-            return timed_function(*a, **k)
+            start = time.perf_counter()
+            try:
+                return function(*a, **k)
+            finally:
+                times.append(time.perf_counter() - start)
 
         return call
 

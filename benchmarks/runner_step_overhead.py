@@ -54,6 +54,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 # One intra-op thread unless asked otherwise; set before torch starts its pool.
@@ -341,21 +342,8 @@ def run_treadle(
     runner.train()
 
 
-# The anatomy sides (--anatomy): treadle's Runner with parts of its default work turned off,
-# through its public configuration, so the table shows what each part costs in place.
+# Turned off in the anatomy side ``no-hooks`` (--anatomy).
 DEFAULT_HOOKS = ("runtime_info", "timer", "sampler_seed", "param_scheduler", "logger", "checkpoint")
-
-
-def run_treadle_no_logger(
-    size: Size, clock: EpochClock, epochs: int, device: str, work_dir: str
-) -> None:
-    run_treadle(size, clock, epochs, device, work_dir, "no-logger", without=("logger",))
-
-
-def run_treadle_no_hooks(
-    size: Size, clock: EpochClock, epochs: int, device: str, work_dir: str
-) -> None:
-    run_treadle(size, clock, epochs, device, work_dir, "no-hooks", without=DEFAULT_HOOKS)
 
 
 def run_mmengine(size: Size, clock: EpochClock, epochs: int, device: str, work_dir: str) -> None:
@@ -420,8 +408,16 @@ SIDES: dict[str, tuple[Callable[..., None], str]] = {
     "lightning": (run_lightning, "lightning"),
     "train-step": (run_train_step, "treadle.runner.model:BaseModel"),
     "mm-train-step": (run_mmengine_train_step, "mmengine"),
-    "no-logger": (run_treadle_no_logger, "treadle.runner.runner:Runner"),
-    "no-hooks": (run_treadle_no_hooks, "treadle.runner.runner:Runner"),
+    # The anatomy sides: treadle's Runner with parts of its default work turned off through
+    # its public configuration.
+    "no-logger": (
+        partial(run_treadle, name="no-logger", without=("logger",)),
+        "treadle.runner.runner:Runner",
+    ),
+    "no-hooks": (
+        partial(run_treadle, name="no-hooks", without=DEFAULT_HOOKS),
+        "treadle.runner.runner:Runner",
+    ),
 }
 ANATOMY = ("train-step", "mm-train-step", "no-hooks", "no-logger")
 NOTES = {

@@ -224,14 +224,12 @@ class HistoryBuffer:
             >>> buffer.mean(window_size=2)
             2.5
         """
+        lazy = False
         if type(count) not in _PLAIN:
-            count, lazy_count = _prepare_count(count)
-        else:
-            lazy_count = False
+            count, lazy = _prepare_count(count)
         values = list(log_vals)
         if not values:
             return
-        lazy = lazy_count
         if not all(type(value) in _PLAIN for value in values):
             tensor_type = _torch_tensor_type()
             if tensor_type is not None and all(
