@@ -1,8 +1,9 @@
 """Config.fromfile on a Python config with a 4-level ``_base_`` chain and about 300 keys.
 
 Prints treadle-config's median time; when MMEngine is importable, also MMEngine's on the same
-files, checks both give the same dict, and prints the ratio. Every call reads and parses all
-files again (nothing is cached across calls).
+files, checks both give the same dict, and prints the ratio. Every call reads all files again;
+treadle reuses what parsing and compiling them gave while their text is the same (warm loads:
+benchmarks/config_trees.py times first loads too).
 
     hatch run python benchmarks/config_fromfile.py
     hatch run mmengine:bench-config

@@ -36,7 +36,9 @@ engine's ratio to plain PyTorch is printed.
     python benchmarks/runner_step_overhead.py --device cuda          # on a GPU
 
 Sizes: ``tiny`` is 32→64→10 with batch 64 (the engine's cost is most of a step), ``big``
-is 512→2048→10 with batch 64. Budgets for treadle: ≤ 1.05× and ≤ 1.01×.
+is 512→2048→10 with batch 64. Budgets for treadle: ≤ 1.05× and ≤ 1.01×. ``conv`` (asked for by
+name: ``--sizes conv``; the GPU verification pass measures it) is the small ResNet-like conv
+net of benchmarks/convnet.py on 32×32 images, batch 64, budget ≤ 1.02× on a GPU.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from typing import Any
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import torch
+from convnet import make_convnet, make_image_batch
 from mlp import make_batch, make_mlp
 from torch import nn
 
@@ -79,12 +82,18 @@ class Size:
     steps_per_epoch: int = 50
     batch_size: int = 64
     classes: int = 10
+    # 'mlp': in_features -> hidden -> classes; 'conv': benchmarks/convnet.py with
+    # in_features channels, hidden channels in its first stage, on image_size² images.
+    network: str = "mlp"
+    image_size: int = 32
 
 
 SIZES = {
     "tiny": Size("tiny", 32, 64, epochs=21, budget=1.05, steps_per_epoch=200),
     "big": Size("big", 512, 2048, epochs=13, budget=1.01),
+    "conv": Size("conv", 3, 64, epochs=13, budget=1.02, network="conv"),
 }
+DEFAULT_SIZES = ["tiny", "big"]
 LOG_INTERVAL = 50
 LR, MOMENTUM = 0.01, 0.9
 
@@ -115,9 +124,19 @@ class ReadyBatches(torch.utils.data.Dataset):
     def __init__(self, size: Size, count: int, device: str) -> None:
         self.batches = []
         for index in range(count):
-            inputs, targets = make_batch(
-                size.batch_size, size.in_features, size.classes, seed=index, device=device
-            )
+            if size.network == "conv":
+                inputs, targets = make_image_batch(
+                    size.batch_size,
+                    size.image_size,
+                    size.in_features,
+                    size.classes,
+                    seed=index,
+                    device=device,
+                )
+            else:
+                inputs, targets = make_batch(
+                    size.batch_size, size.in_features, size.classes, seed=index, device=device
+                )
             self.batches.append({"inputs": inputs, "targets": targets})
 
     def __len__(self) -> int:
@@ -138,6 +157,8 @@ def make_loader(dataset: ReadyBatches) -> torch.utils.data.DataLoader:
 
 
 def make_model(size: Size, device: str) -> nn.Sequential:
+    if size.network == "conv":
+        return make_convnet(size.hidden, size.in_features, size.classes, device=device)
     return make_mlp(size.in_features, size.hidden, depth=1, classes=size.classes, device=device)
 
 
@@ -497,6 +518,8 @@ def report(size: Size, per_step: dict[str, float], device: str) -> bool:
     """Print one size's table; False if treadle is over its budget."""
     plain = per_step.get("plain")
     title = f"{size.name} MLP {size.in_features}->{size.hidden}->{size.classes}"
+    if size.network == "conv":
+        title = f"{size.name} conv net, width {size.hidden}, {size.image_size}x{size.image_size}"
     print(f"\n{title}, batch {size.batch_size}, {size.steps_per_epoch} steps/epoch, {device}")
     within = True
     for name, seconds in per_step.items():
@@ -527,7 +550,7 @@ def main() -> int:
         "per-epoch work (a new iterator, the checkpoint saved at each epoch's end) less",
     )
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
-    parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
+    parser.add_argument("--sizes", nargs="+", default=DEFAULT_SIZES, choices=list(SIZES))
     parser.add_argument("--sides", nargs="+", help=f"a subset of {', '.join(SIDES)}")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument(

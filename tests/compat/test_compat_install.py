@@ -98,11 +98,12 @@ def test_a_missing_mmengine_name_is_an_import_error_naming_it(compat):
     import treadle.compat
 
     with pytest.raises(ImportError) as caught:
-        from mmengine.fileio import FileClient  # noqa: F401
+        from mmengine.fileio.backends.petrel_backend import PetrelBackend  # noqa: F401
+        from mmengine.runner.checkpoint import load_from_ceph  # noqa: F401
     message = str(caught.value)
     assert isinstance(caught.value, treadle.compat.MissingNameError)
-    assert "mmengine.fileio.FileClient is not provided by treadle" in message
-    assert "deprecated since MMEngine 0.8" in message  # the reason
+    assert "mmengine.runner.checkpoint.load_from_ceph is not provided by treadle" in message
+    assert "petrel backend, which treadle.fileio does not have" in message  # the reason
     assert "coverage table" in message
     # The same through attribute access, not a bare AttributeError deep inside.
     import mmengine.runner.checkpoint

@@ -109,10 +109,10 @@ def test_usage(tmp_path):
 
 
 def test_missing_name_in_a_script_names_module_name_and_table(tmp_path):
-    (tmp_path / "old.py").write_text("from mmengine.fileio import FileClient\n")
+    (tmp_path / "old.py").write_text("from mmengine.runner.checkpoint import load_from_ceph\n")
     result = launch("old.py", cwd=tmp_path)
     assert result.returncode == 1
-    assert "MissingNameError: mmengine.fileio.FileClient is not provided by treadle" in (
+    assert "MissingNameError: mmengine.runner.checkpoint.load_from_ceph is not provided" in (
         result.stderr
     )
     assert "coverage table" in result.stderr

@@ -202,13 +202,13 @@ def test_config_from_dict_and_access():
     assert isinstance(cfg.c, ConfigDict) and cfg["a"]["b"] == 1
     assert len(cfg) == 3 and sorted(cfg) == ["a", "c", "e"] and "e" in cfg
     assert "Config (path: x.py)" in repr(cfg)
-    with pytest.raises(TypeError, match="cfg_dict must be a dict"):
+    with pytest.raises(TypeError, match="cfg_dict must be a dict, but got list"):
         Config([1])
 
 
 @pytest.mark.parametrize("key", ["filename", "text", "pretty_text", "env_variables"])
 def test_reserved_keys_are_rejected(key):
-    with pytest.raises(KeyError, match=f"'{key}' is a reserved name"):
+    with pytest.raises(KeyError, match=f"{key} is reserved for config file"):
         Config({key: 1})
 
 

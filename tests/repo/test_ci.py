@@ -5,9 +5,11 @@ import re
 
 def test_ci_runs_the_readme_test_command(repo_root):
     readme = (repo_root / "README.md").read_text()
-    # The workspace's tests, then the downstream toolbox's (tests/downstream, its own env).
+    # The workspace's tests, the light packages' on every supported Python (the light matrix),
+    # then the downstream toolbox's (tests/downstream, its own env).
     pattern = (
         r"^python3 -m pip install \"hatch==[^\n]*python3 -m hatch run test"
+        r" && python3 -m hatch run light:test"
         r" && python3 -m hatch run downstream:test$"
     )
     commands = re.findall(pattern, readme, re.M)

@@ -83,6 +83,13 @@ def test_no_wheel_ships_a_treadle_init(wheelhouse):
         assert "treadle/__init__.py" not in names, wheel.name
 
 
+def test_every_wheel_ships_its_py_typed_marker(wheelhouse):
+    # PEP 561: without it, type checkers treat every name of the installed package as Any.
+    for wheel in wheelhouse.glob("*.whl"):
+        name = wheel.name.split("-")[0].removeprefix("treadle_")
+        assert f"treadle/{name}/py.typed" in zipfile.ZipFile(wheel).namelist(), wheel.name
+
+
 def pinned(requirement: str) -> str:
     """The requirement at the version the workspace has, so both environments test the same."""
     name = requirement.split("[")[0]

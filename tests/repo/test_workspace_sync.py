@@ -98,5 +98,5 @@ def test_the_test_scripts_sync_first(repo_root):
     import tomllib
 
     config = tomllib.loads((repo_root / "hatch.toml").read_text())
-    for env in ("default", "downstream"):
+    for env in ("default", "downstream", "light"):
         assert config["envs"][env]["scripts"]["test"][0] == "python tools/workspace_sync.py"

@@ -6,6 +6,7 @@ fresh one of its own.
 """
 
 import pytest
+import torch
 
 from treadle.logging import MMLogger
 from treadle.registry import DefaultScope
@@ -22,3 +23,9 @@ def no_default_scope():
 def fresh_current_logger(request):
     MMLogger.get_instance(f"test:{request.node.nodeid}")
     yield
+
+
+def pytest_runtest_setup(item):
+    # The `cuda` marker (pyproject.toml) means "needs a CUDA GPU": skipped on machines without one.
+    if item.get_closest_marker("cuda") is not None and not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU (marked cuda)")

@@ -216,7 +216,7 @@ CASES = [
     ("sched-arg", {"param_scheduler.gama": 0.1}, "param_scheduler", TypeError, ["gama"]),
     (
         "sched-factor",
-        {"param_scheduler": dict(type="LinearLR", start_factor=0)},
+        {"param_scheduler": dict(type="LinearLR", start_factor=2)},
         "param_scheduler",
         ValueError,
         ["start_factor"],

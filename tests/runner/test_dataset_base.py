@@ -121,7 +121,10 @@ def test_metainfo_string_naming_a_file_is_read_as_lines(tmp_path):
 
 
 def test_metainfo_not_a_mapping_is_a_type_error(tmp_path):
-    with pytest.raises(TypeError, match=r"metainfo must be a dict .*got list: \['cat'\]"):
+    with pytest.raises(
+        TypeError,
+        match=r"metainfo should be a Mapping or Config, but got <class .list.>: \[.cat.\]",
+    ):
         BaseDataset(write_ann(tmp_path / "ann.json"), metainfo=["cat"])
 
 

@@ -109,3 +109,23 @@ def test_npu_profiler_says_it_needs_an_npu():
     assert HOOKS.get("NPUProfilerHook") is NPUProfilerHook
     with pytest.raises(RuntimeError, match=r"needs torch_npu \(pip install torch-npu\) and an NPU"):
         NPUProfilerHook(begin=0, end=2)
+
+
+def test_parse_trace_config_gives_the_handler_as_mmengine(runner):
+    # MMEngine's name; toolbox tests set on_trace_ready after building the hook, then call it.
+    hook = ProfilerHook(on_trace_ready=None)
+    assert hook._parse_trace_config(runner) is None
+
+    def handler(profile):
+        return None
+
+    hook.on_trace_ready = handler
+    assert hook._parse_trace_config(runner) is handler
+    hook.on_trace_ready = dict(type="log_trace", sort_by="self_cpu_time_total", row_limit=10)
+    assert callable(hook._parse_trace_config(runner))
+    hook.on_trace_ready = dict(type="unknown")
+    with pytest.raises(ValueError, match="type must be 'log_trace' or 'tb_trace', got 'unknown'"):
+        hook._parse_trace_config(runner)
+    hook.on_trace_ready = 0
+    with pytest.raises(ValueError, match="must be a callable, a dict or None, got int"):
+        hook._parse_trace_config(runner)

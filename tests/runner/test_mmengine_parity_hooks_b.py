@@ -38,7 +38,10 @@ def outcome(runner, root):
     info = runner.message_hub.runtime_info
     hub = {key: info.get(key) for key in RUNTIME_KEYS}
     hub = {k: v.replace(str(root), "ROOT") if isinstance(v, str) else v for k, v in hub.items()}
-    pointer = Path(runner.work_dir, "last_checkpoint").read_text().replace(str(root), "ROOT")
+    # MMEngine's pointer holds the full path, treadle's the name relative to the work dir:
+    # both name the same file.
+    text = Path(runner.work_dir, "last_checkpoint").read_text()
+    pointer = str(Path(runner.work_dir, text)).replace(str(root), "ROOT")
     return files(runner.work_dir), hub, pointer
 
 

@@ -208,13 +208,13 @@ def test_all_and_dir_list_the_names():
 
 def test_unknown_name_says_where_names_come_from():
     with pytest.raises(AttributeError) as info:
-        mmengine.FileClient  # noqa: B018
+        mmengine.NoSuchName  # noqa: B018
     message = str(info.value)
-    assert message.startswith("treadle.runner.mmengine_names has no 'FileClient': MMEngine's")
+    assert message.startswith("treadle.runner.mmengine_names has no 'NoSuchName': MMEngine's")
     assert "treadle.config, treadle.fileio, treadle.logging" in message
     assert "visualization" in message
-    with pytest.raises(ImportError, match="cannot import name 'FileClient'"):
-        exec("from treadle.runner.mmengine_names import FileClient", {})
+    with pytest.raises(ImportError, match="cannot import name 'NoSuchName'"):
+        exec("from treadle.runner.mmengine_names import NoSuchName", {})
 
 
 def test_import_loads_no_torch_and_no_submodule():

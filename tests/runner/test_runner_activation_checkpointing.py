@@ -5,8 +5,6 @@ ones."""
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 import torch
 from runner_toy_model import toy_cfg
@@ -62,12 +60,13 @@ def test_runner_turns_it_on_from_the_config(tmp_path):
     assert runner.iter == 12
 
 
-def test_efficient_conv_bn_eval_is_ignored_with_a_warning(tmp_path):
+def test_runner_turns_on_efficient_conv_bn_eval_from_the_config(tmp_path):
     cfg = toy_cfg(tmp_path, default_hooks=dict(checkpoint=None))
     runner = Runner(**cfg, cfg=dict(efficient_conv_bn_eval=["head"]))
     with captured_log(runner.logger) as capture:
         runner.train()
-    assert any("efficient_conv_bn_eval is not supported" in m for m in capture.at(logging.WARNING))
+    assert any('"efficient_conv_bn_eval" feature for sub-modules' in m for m in capture.messages)
+    assert runner.iter == 12
 
 
 # -- from every strategy: by name, class or predicate, non-reentrant --------------------------

@@ -339,3 +339,25 @@ def test_editing_the_hook_list_in_place_takes_effect(tmp_path):
     runner.call_hook("before_train_epoch")
     assert calls == ["appended", "duck"]
     assert runner.hooks[0].__class__ is Duck
+
+
+def test_private_train_loop_holds_the_config_then_the_loop(tmp_path):
+    # MMEngine's attribute, which toolbox hooks read (a dict means "not built yet") and
+    # scripts assign: runner._train_loop = runner.build_train_loop(runner._train_loop).
+    from treadle.runner.loops import EpochBasedTrainLoop
+
+    runner = make(tmp_path)
+    assert isinstance(runner._train_loop, dict)
+    runner._train_loop = runner.build_train_loop(runner._train_loop)
+    assert isinstance(runner._train_loop, EpochBasedTrainLoop)
+    assert runner.train_loop is runner._train_loop
+    assert (
+        make(
+            tmp_path,
+            train_cfg=None,
+            train_dataloader=None,
+            optim_wrapper=None,
+            param_scheduler=None,
+        )._train_loop
+        is None
+    )

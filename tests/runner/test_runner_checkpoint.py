@@ -319,7 +319,9 @@ def test_plan_resume_with_an_empty_work_dir_warns_and_starts_fresh(tmp_path):
     )
 
 
-def test_plan_resume_takes_the_newest_checkpoint_of_work_dir_over_load_from(tmp_path):
+def test_plan_resume_takes_a_named_checkpoint_over_newer_ones_of_work_dir(tmp_path):
+    # MMEngine's meaning of resume=True with load_from: that checkpoint. Without a config to
+    # recognise a requeued run by, newer checkpoints never replace it.
     runner = trained(1)
     save_runner_checkpoint(runner, str(tmp_path / "epoch_1.pth"))
     save_runner_checkpoint(runner, str(tmp_path / "epoch_2.pth"))
@@ -327,8 +329,8 @@ def test_plan_resume_takes_the_newest_checkpoint_of_work_dir_over_load_from(tmp_
     save_runner_checkpoint(runner, elsewhere)
     with captured_log(runner.logger) as log:
         plan = plan_load_or_resume(str(tmp_path), True, elsewhere, runner.logger)
-    assert plan == ("resume", str(tmp_path / "epoch_2.pth"))
-    assert any("load_from=" in m and "is not used" in m for m in log.messages)
+    assert plan == ("resume", elsewhere)
+    assert any(f"continuing from {elsewhere}: the checkpoint named" in m for m in log.messages)
 
 
 def test_plan_resume_from_load_from_on_a_first_run(tmp_path):

@@ -255,7 +255,8 @@ def test_resume_names_the_checkpoint_to_continue(tmp_path):
     named = str(tmp_path / "epoch_1.pth")
     runner, rest = losses_of(toy_cfg(tmp_path, resume=named, default_hooks=QUIET))
     assert len(rest) == 8 and runner.iter == 12
-    with pytest.raises(FileNotFoundError, match=r"resume='.*nope.pth': no such checkpoint file"):
-        Runner(**toy_cfg(tmp_path, resume=str(tmp_path / "nope.pth"))).train()
+    # Refused when the runner is built, before anything is written to work_dir.
+    with pytest.raises(FileNotFoundError, match=r"resume from .*nope.pth: no such checkpoint file"):
+        Runner(**toy_cfg(tmp_path, resume=str(tmp_path / "nope.pth")))
     with pytest.raises(TypeError, match="resume must be True, False or a checkpoint path"):
         Runner(**toy_cfg(tmp_path, resume=1))

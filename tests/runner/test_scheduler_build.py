@@ -94,15 +94,16 @@ def test_converted_schedule_values():
 def test_conversion_of_an_iteration_based_config_is_refused():
     with pytest.raises(
         ValueError,
-        match=r"StepLR.build_iter_from_epoch: convert_to_iter_based=True "
-        r"converts epoch-based arguments, but by_epoch=False",
+        match=r"StepLR.build_iter_from_epoch: only epoch-based kwargs whose `by_epoch=True` "
+        r"can be converted to iter-based: convert_to_iter_based=True converts epoch-based "
+        r"arguments, but by_epoch=False",
     ):
         build(dict(type="StepLR", step_size=1, by_epoch=False, convert_to_iter_based=True))
 
 
 @pytest.mark.parametrize("epoch_length", [0, -1, None, 2.5])
 def test_conversion_needs_a_positive_epoch_length(epoch_length):
-    with pytest.raises(ValueError, match=r"epoch_length must be a positive integer"):
+    with pytest.raises(AssertionError, match=r"`epoch_length` must be a positive integer, but got"):
         build(
             dict(type="StepLR", step_size=1, convert_to_iter_based=True), epoch_length=epoch_length
         )

@@ -94,7 +94,7 @@ def test_optimizer_without_momentum_is_refused():
 
 
 def test_momentum_form_with_wrong_optimizer_type():
-    with pytest.raises(TypeError, match=r"StepMomentum: optimizer must be"):
+    with pytest.raises(TypeError, match=r"StepMomentum: ``optimizer`` should be an Optimizer"):
         StepMomentum(object(), step_size=1)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -75,27 +77,32 @@ def test_fields_of_unequal_length_name_the_field_and_both_lengths():
     instances = InstanceData(bboxes=torch.zeros(3, 4))
     with pytest.raises(
         ValueError, match="field 'labels' has length 2, but field 'bboxes' has length 3"
-    ):
+    ) as raised:
         instances.labels = torch.zeros(2)
+    # MMEngine asserts here, and its users catch AssertionError; its phrase is kept too.
+    assert isinstance(raised.value, AssertionError)
+    assert "is not consistent with the length of this :obj:`InstanceData`" in str(raised.value)
     with pytest.raises(
         ValueError, match="field 'scores' has length 4, but field 'bboxes' has length 3"
     ):
         instances["scores"] = [1, 2, 3, 4]
     with pytest.raises(ValueError, match="field 'b' has length 1, but field 'a' has length 2"):
         InstanceData(a=[1, 2], b=[1])
-    with pytest.raises(
-        ValueError, match="field 'extra' has length 1, but field 'bboxes' has length 3"
-    ):
-        instances.set_field([1], "extra")
     assert instances.keys() == ["bboxes"]
 
 
-def test_an_empty_instance_keeps_length_zero():
+def test_set_field_stores_the_value_unchecked():
+    # As MMEngine's: set_field is what a property's setter calls; setattr checks lengths.
+    instances = InstanceData(bboxes=torch.zeros(3, 4))
+    instances.set_field([1], "extra")
+    assert instances.extra == [1] and instances.keys() == ["bboxes", "extra"]
+
+
+def test_an_instance_without_rows_takes_a_field_of_any_length():
+    # As MMEngine: lengths are compared only while the instance has rows.
     instances = InstanceData(bboxes=torch.zeros(0, 4))
-    with pytest.raises(
-        ValueError, match="field 'labels' has length 5, but field 'bboxes' has length 0"
-    ):
-        instances.labels = torch.zeros(5)
+    instances.labels = torch.zeros(5)
+    assert len(instances) == 0 and instances.labels.shape == (5,)
 
 
 def test_the_only_field_can_be_replaced():
@@ -106,14 +113,22 @@ def test_the_only_field_can_be_replaced():
 
 def test_values_need_a_length():
     instances = InstanceData(a=[1])
-    with pytest.raises(TypeError, match=r"field 'b' must have a length .* got int: 5"):
+    with pytest.raises(
+        TypeError, match=r"field 'b' .* value must contain `__len__` attribute, got int: 5"
+    ) as raised:
         instances.b = 5
-    with pytest.raises(TypeError, match=r"field 'c' must have a length .* got Tensor"):
-        instances.c = torch.tensor(1)
+    assert isinstance(raised.value, AssertionError)
+
+
+def test_a_zero_d_tensor_is_taken_and_has_no_length():
+    # A 0-d tensor has __len__, so MMEngine takes it; len() of it fails as torch's does.
+    instances = InstanceData(a=torch.tensor(1))
+    with pytest.raises(TypeError, match="0-d tensor"):
+        len(instances)
 
 
 def test_setitem_needs_a_str_key():
-    with pytest.raises(TypeError, match="field names must be str, got int: 1"):
+    with pytest.raises(TypeError, match="attribute name must be string"):
         InstanceData(a=[1])[1] = [2]
 
 
@@ -182,16 +197,10 @@ def test_slices_are_views_and_metainfo_is_copied():
 @pytest.mark.parametrize(
     ("index", "error", "message"),
     [
-        (4, IndexError, "index 4 is out of range for InstanceData of length 4"),
-        (-5, IndexError, "index -5 is out of range for InstanceData of length 4"),
-        (torch.tensor([True, False]), IndexError, "mask of length 2 does not match .* length 4"),
-        (torch.tensor([[1]]), IndexError, r"must be 1-D, got shape \(1, 1\)"),
-        (torch.tensor([0.5]), TypeError, "must be integers or booleans, got torch.float32"),
-        (np.array([0.5]), TypeError, "must be integers or booleans, got float64"),
-        (1.0, TypeError, "cannot be indexed with float"),
-        ((1, 2), TypeError, "cannot be indexed with tuple"),
-        (True, TypeError, "cannot be indexed with a bool"),
+        (4, IndexError, "Index 4 out of range for InstanceData of length 4"),
+        (-5, IndexError, "Index -5 out of range for InstanceData of length 4"),
         (torch.tensor([7]), IndexError, "index 7 is out of"),
+        (np.array([0.5]), TypeError, "must be integers or booleans, got float64"),
     ],
 )
 def test_bad_indices_say_what_is_wrong(index, error, message):
@@ -199,10 +208,53 @@ def test_bad_indices_say_what_is_wrong(index, error, message):
         make_instances()[index]
 
 
+@pytest.mark.parametrize(
+    ("index", "error", "message"),
+    [
+        (
+            torch.tensor([True, False]),
+            IndexError,
+            "mask of length 2 does not match the shape of the indexed tensor: .* length 4",
+        ),
+        (
+            torch.tensor([[1]]),
+            IndexError,
+            r"Only support to get the values along the first dimension.* shape \(1, 1\)",
+        ),
+        (torch.tensor([0.5]), TypeError, "must be integers or booleans, got torch.float32"),
+        (1.0, TypeError, "cannot be indexed with float"),
+        ((1, 2), TypeError, "cannot be indexed with tuple"),
+    ],
+)
+def test_indices_mmengine_asserts_on_are_also_assertion_errors(index, error, message):
+    with pytest.raises(error, match=message) as raised:
+        make_instances()[index]
+    assert isinstance(raised.value, AssertionError)
+
+
+def test_a_bool_index_reads_as_a_row_with_a_warning():
+    # MMEngine reads True as row 1 (a bool is an int to Python).
+    with pytest.warns(UserWarning, match="indexed with True: it reads as row 1"):
+        row = make_instances()[True]
+    assert row.names == ["x"]
+
+
+def test_rows_of_a_list_out_of_range_are_picked_as_mmengine_picks_them():
+    # MMEngine takes value[i::len(value)]: nothing past the end, the first row before the start.
+    instances = InstanceData(names=["a", "b", "c"], word="abc", pairs=(1, 2, 3))
+    picked = instances[torch.tensor([5, 1, -7])]
+    assert picked.names == ["b", "a"] and picked.word == "ba" and picked.pairs == (2, 1)
+    assert instances[torch.tensor([-1, 0])].names == ["c", "a"]
+
+
 def test_a_value_without_cat_cannot_take_a_list_of_rows():
     instances = InstanceData(rows=NoCat([1, 2]))
     assert instances[1].rows.rows == [2]
-    with pytest.raises(ValueError, match=r"field 'rows' \(NoCat\) cannot be indexed .* no cat\(\)"):
+    message = (
+        f"The type of `rows` is `{NoCat}`, which has no attribute of `cat`, so it does not "
+        f"support slice with `bool`"
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
         instances[torch.tensor([True, False])]
 
 
@@ -241,15 +293,23 @@ def test_cat_takes_the_metainfo_of_the_first():
 
 
 def test_cat_errors_name_what_differs():
-    with pytest.raises(ValueError, match="at least one InstanceData, got none"):
+    # Where MMEngine asserts, the error is also an AssertionError.
+    with pytest.raises(ValueError, match="at least one InstanceData, got none") as raised:
         InstanceData.cat([])
-    with pytest.raises(TypeError, match="item 1 is int"):
+    assert isinstance(raised.value, AssertionError)
+    with pytest.raises(TypeError, match="item 1 is int") as raised:
         InstanceData.cat([InstanceData(a=[1]), 3])
-    with pytest.raises(ValueError, match=r"item 1 lacks \['a'\] and adds \['b'\]"):
+    assert isinstance(raised.value, AssertionError)
+    with pytest.raises(
+        ValueError,
+        match=r"different keys in `instances_list`.* item 1 lacks \['a'\] and adds \['b'\]",
+    ) as raised:
         InstanceData.cat([InstanceData(a=[1]), InstanceData(b=[1])])
+    assert isinstance(raised.value, AssertionError)
     with pytest.raises(ValueError, match=r"item 2 lacks \['m'\] and adds \[\]"):
         InstanceData.cat([InstanceData(metainfo=dict(m=1), a=[1])] * 2 + [InstanceData(a=[2])])
-    with pytest.raises(ValueError, match=r"cannot join field 'rows': NoCat .* no cat\(\)"):
+    message = f"The type of `rows` is `{NoCat}` which has no attribute of `cat`"
+    with pytest.raises(ValueError, match=re.escape(message)):
         InstanceData.cat([InstanceData(rows=NoCat([1]))] * 2)
 
 

@@ -36,15 +36,26 @@ def test_onehot_to_label(onehot, label):
 @pytest.mark.parametrize(
     ("onehot", "error", "message"),
     [
-        (torch.tensor([0, 2]), ValueError, "must be a 1-D tensor of 0s and 1s, got shape \\(2,\\)"),
-        (torch.tensor([0.0, 0.5]), ValueError, "1-D tensor of 0s and 1s"),
+        (
+            torch.tensor([0, 2]),
+            ValueError,
+            "input is not one-hot and can not convert to label: .* got shape \\(2,\\)",
+        ),
+        (torch.tensor([-1, 1]), ValueError, "1-D tensor of values in \\[0, 1\\]"),
         (torch.tensor([[0, 1]]), ValueError, "got shape \\(1, 2\\)"),
-        (np.array([0, 1]), TypeError, "onehot must be a torch.Tensor, got ndarray"),
+        (np.array([0, 1]), AssertionError, "onehot must be a torch.Tensor, got ndarray"),
     ],
 )
 def test_onehot_to_label_refuses(onehot, error, message):
-    with pytest.raises(error, match=message):
+    with pytest.raises(error, match=message) as raised:
         LabelData.onehot_to_label(onehot)
+    if error is AssertionError:  # MMEngine asserts; the error says it is a TypeError too
+        assert isinstance(raised.value, TypeError)
+
+
+def test_onehot_to_label_counts_every_value_between_zero_and_one():
+    # As MMEngine: values in [0, 1], each non-zero one a label.
+    assert LabelData.onehot_to_label(torch.tensor([0.0, 0.5, 1.0])).tolist() == [1, 2]
 
 
 def test_label_to_onehot():
@@ -65,20 +76,28 @@ def test_label_to_onehot_round_trip():
 @pytest.mark.parametrize(
     ("label", "num_classes", "error", "message"),
     [
-        (torch.tensor([1, 5]), 5, ValueError, "label 5 is out of range for num_classes=5"),
-        (torch.tensor([-1, 2]), 5, ValueError, "label -1 is out of range for num_classes=5"),
-        (torch.tensor([0]), 0, ValueError, "num_classes must be positive, got 0"),
-        (torch.tensor([0]), 3.0, TypeError, "num_classes must be an int, got float: 3.0"),
-        (torch.tensor([0]), True, TypeError, "num_classes must be an int, got bool"),
-        (torch.tensor([1.0]), 3, TypeError, "integer class indices, got torch.float32"),
-        (torch.tensor([True]), 3, TypeError, "integer class indices, got torch.bool"),
-        (torch.tensor([[0, 1]]), 3, ValueError, "0-D or 1-D, got shape \\(1, 2\\)"),
-        ([1], 3, TypeError, "label must be a torch.Tensor, got list"),
+        (torch.tensor([1, 5]), 5, (ValueError, AssertionError), "label 5 is out of range"),
+        (torch.tensor([-6, 2]), 5, (IndexError,), "label -6 is out of range for num_classes=5"),
+        (torch.tensor([0]), 0, (ValueError, AssertionError), "num_classes must be positive"),
+        (torch.tensor([0]), 3.0, (TypeError,), "num_classes must be an int, got float: 3.0"),
+        (torch.tensor([0]), True, (TypeError,), "num_classes must be an int, got bool"),
+        (torch.tensor([1.0]), 3, (TypeError, IndexError), "class indices, got torch.float32"),
+        (torch.tensor([[0, 1]]), 3, (ValueError, RuntimeError), "0-D or 1-D, got shape"),
+        ([1], 3, (TypeError, AssertionError), "label must be a torch.Tensor, got list"),
     ],
 )
 def test_label_to_onehot_refuses(label, num_classes, error, message):
-    with pytest.raises(error, match=message):
+    # Each error is also the class MMEngine raises for the same input (the second one).
+    with pytest.raises(error[0], match=message) as raised:
         LabelData.label_to_onehot(label, num_classes)
+    assert isinstance(raised.value, error)
+
+
+def test_label_to_onehot_takes_negative_and_boolean_labels_as_mmengine_does():
+    with pytest.warns(UserWarning, match="label -1 is negative: it marks class 4 of 5"):
+        assert LabelData.label_to_onehot(torch.tensor([-1, 2]), 5).tolist() == [0, 0, 1, 0, 1]
+    mask = torch.tensor([True, False, True])
+    assert LabelData.label_to_onehot(mask, 3).tolist() == [True, False, True]
 
 
 def test_label_data_is_a_plain_element():
@@ -116,20 +135,22 @@ def test_shape():
 @pytest.mark.parametrize(
     ("value", "error", "message"),
     [
-        ([[1]], TypeError, "field 'extra' must be a torch.Tensor or a numpy.ndarray, got list"),
-        (torch.zeros(5), ValueError, r"field 'extra' must be \(H, W\) or \(C, H, W\), got 1 dim"),
-        (torch.zeros(1, 1, 4, 5), ValueError, r"got 4 dimensions: shape \(1, 1, 4, 5\)"),
+        ([[1]], TypeError, "field 'extra': Can not set <class 'list'>, only support torch.Tensor"),
+        (torch.zeros(5), ValueError, r"\(C, H, W\): The dim of value must be 2 or 3, but got 1"),
+        (torch.zeros(1, 1, 4, 5), ValueError, r"but got 4 \(shape \(1, 1, 4, 5\)\)"),
         (
             torch.zeros(2, 4, 6),
             ValueError,
-            r"field 'extra' has height and width \(4, 6\), but field 'maps' has \(4, 5\)",
+            r"field 'extra' has height and width \(4, 6\), but field 'maps' has \(4, 5\): "
+            r"the height and width of values is not consistent with the shape",
         ),
     ],
 )
 def test_bad_values_are_refused(value, error, message):
     pixels = make_pixels()
-    with pytest.raises(error, match=message):
+    with pytest.raises(error, match=message) as raised:
         pixels.extra = value
+    assert isinstance(raised.value, AssertionError)  # what MMEngine raises there
     assert "extra" not in pixels
 
 
@@ -163,17 +184,41 @@ def test_crops_cut_every_map(item, shape, first):
     ("item", "error", "message"),
     [
         (slice(1, 3), TypeError, r"indexed with \[rows, columns\], got slice"),
-        (1, TypeError, r"indexed with \[rows, columns\], got int"),
-        ((slice(1), slice(1), slice(1)), IndexError, "2 indices, got 3"),
+        (1, TypeError, "Unsupported type <class 'int'> for slicing PixelData"),
         ((torch.tensor([True]), slice(1)), TypeError, "row index must be an int or a slice"),
-        ((0, "a"), TypeError, "column index must be an int or a slice, got str"),
-        ((4, 0), IndexError, "row index 4 is out of range for PixelData row 4"),
-        ((0, -6), IndexError, "column index -6 is out of range for PixelData column 5"),
+        (
+            (0, "a"),
+            TypeError,
+            "The type of element in input must be int or slice, but got <class 'str'>",
+        ),
     ],
 )
 def test_bad_crops_say_what_is_wrong(item, error, message):
     with pytest.raises(error, match=message):
         make_pixels()[item]
+
+
+def test_three_indices_are_an_index_error_and_mmengines_assertion_error():
+    with pytest.raises(IndexError, match="Only support to slice height and width") as raised:
+        make_pixels()[0, 0, 0]
+    assert isinstance(raised.value, AssertionError)
+
+
+@pytest.mark.parametrize(
+    ("item", "shape"),
+    [((4, 0), (0, 1)), ((0, 9), (1, 0)), ((-5, 0), (1, 1)), ((0, -6), (1, 1))],
+)
+def test_out_of_range_crops_are_mmengines_with_a_warning(item, shape):
+    # MMEngine crops value[..., i::size]: empty past the end, the first row before the start.
+    with pytest.warns(UserWarning, match="out of range"):
+        crop = make_pixels()[item]
+    assert crop.maps.shape == (3, *shape)
+    if shape == (1, 1):
+        assert crop.maps[0, 0, 0].item() == 0
+
+
+def test_a_bool_crop_index_is_row_zero_or_one():
+    assert make_pixels()[True, 0].maps[0, 0, 0].item() == 5
 
 
 def test_conversions_keep_the_shape_rules():

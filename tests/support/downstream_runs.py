@@ -51,18 +51,19 @@ TREADLE_TIMING_KEYS = {
 REQUIRED_VARIABLE = "TREADLE_DOWNSTREAM_REQUIRED"
 
 
-def skip_without_toolbox() -> None:
-    """Skip the calling test module unless mmpretrain and mmengine are installed.
+def skip_without_toolbox(toolbox: str = "mmpretrain", compiled_mmcv: bool = False) -> None:
+    """Skip the calling test module unless ``toolbox`` and mmengine are installed (and, with
+    ``compiled_mmcv``, mmcv's full build with its C++ ops, which mmdet and mmseg need).
 
-    Looked up without importing them (mmpretrain imports torch, mmcv and torchvision). In the
+    Looked up without importing them (the toolboxes import torch, mmcv and torchvision). In the
     downstream environment (``TREADLE_DOWNSTREAM_REQUIRED=1``) their absence fails instead, so
     a broken install cannot pass as a skipped suite.
     """
     import pytest
 
-    missing = [
-        name for name in ("mmpretrain", "mmengine") if importlib.util.find_spec(name) is None
-    ]
+    missing = [name for name in (toolbox, "mmengine") if importlib.util.find_spec(name) is None]
+    if compiled_mmcv and not _has_compiled_mmcv():
+        missing.append("mmcv with its compiled ops (tools/build_mmcv.py)")
     if not missing:
         return
     if os.environ.get(REQUIRED_VARIABLE):
@@ -77,15 +78,26 @@ def skip_without_toolbox() -> None:
     )
 
 
-def tools_dir() -> Path:
-    """mmpretrain's ``tools/`` as the wheel ships it (``mmpretrain/.mim/tools``), unmodified.
-
-    Found without importing mmpretrain (which imports torch and mmcv: seconds).
-    """
-    spec = importlib.util.find_spec("mmpretrain")
+def _package_dir(package: str) -> Path | None:
+    """Where ``package`` is installed, found without importing it (imports take seconds)."""
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("mmpretrain is not installed in this environment")
-    return Path(next(iter(spec.submodule_search_locations))) / ".mim" / "tools"
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _has_compiled_mmcv() -> bool:
+    """mmcv-lite installs the same ``mmcv`` package without the ``_ext`` extension module."""
+    folder = _package_dir("mmcv")
+    return folder is not None and any(folder.glob("_ext*.so"))
+
+
+def tools_dir(package: str = "mmpretrain") -> Path:
+    """A toolbox's ``tools/`` as its wheel ships it (``<package>/.mim/tools``), unmodified."""
+    folder = _package_dir(package)
+    if folder is None:
+        raise RuntimeError(f"{package} is not installed in this environment")
+    return folder / ".mim" / "tools"
 
 
 def run_env(hide_mmengine: bool = False) -> dict[str, str]:
@@ -155,7 +167,7 @@ class Finished:
         return self
 
 
-def run(command: list[str], cwd: Path, timeout: float = 180) -> Finished:
+def run(command: list[str], cwd: Path, timeout: float = 300) -> Finished:
     """Run ``command`` in ``cwd`` with :func:`run_env`; output is kept, never printed.
 
     A treadle run (``-m treadle.compat`` in the command) cannot import the real MMEngine.

@@ -491,13 +491,14 @@ class KillJob:
 
     def check_pointer(self) -> None:
         from treadle import fileio
+        from treadle.runner.checkpoint.pointer import read_pointer
 
         for directory in {str(self.work_dir), self._out(self.work_dir)}:
-            pointer = fileio.join_path(directory, "last_checkpoint")
-            if fileio.exists(pointer):
-                named = fileio.get_text(pointer).strip()
-                if not fileio.exists(named):
-                    raise AssertionError(f"{pointer} names {named}, which does not exist")
+            # The pointer names its checkpoint relative to its own folder (or by full path).
+            named = read_pointer(directory)
+            if named is not None and not fileio.exists(named):
+                pointer = fileio.join_path(directory, "last_checkpoint")
+                raise AssertionError(f"{pointer} names {named}, which does not exist")
 
     def checkpoints(self, out: str | None = None) -> dict[str, dict | None]:
         """Every resumable ``*.pth`` of the job: its loaded dict, or None if it does not load."""

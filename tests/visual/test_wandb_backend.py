@@ -161,7 +161,7 @@ def test_a_bad_image_is_refused_naming_it(offline_wandb, tmp_path):
 
 
 def test_define_metric_cfg_of_the_wrong_type_is_refused():
-    with pytest.raises(ValueError, match=r"define_metric_cfg should be a dict.*got str"):
+    with pytest.raises(ValueError, match=r"define_metric_cfg should be dict or list.*got str"):
         WandbVisBackend("vis_data", define_metric_cfg="acc")
 
 

@@ -10,11 +10,18 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 import re
+import sys
 
-import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
+
+# tools/workspace_sync.py reads the workspace through this module on every tested Python, 3.10's
+# included (hatch's light matrix), where tomllib is the tomli package.
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 VERSION_LINE = re.compile(r"""^__version__\s*=\s*["']([^"']+)["']""", re.M)
 # "## 0.2.0", "## 0.2.0 (unreleased)", "## [0.2.0] - 2026-11-23": the Keep a Changelog forms.

@@ -13,13 +13,15 @@ import importlib.machinery
 import sys
 import threading
 import types
+from pathlib import Path
 from typing import Any
 
 from .mmengine_0_10_7 import MODULES
+from .patching import NOT_FOUND, forward_restore, forward_set
 from .paths import NAMES
 from .resolve import COVERAGE_HINT, MissingNameError, public_names, resolve
 
-_ORIGIN = "treadle.compat"
+_ORIGIN = str(Path(__file__).with_name("__init__.py"))
 _lock = threading.Lock()
 
 
@@ -55,9 +57,18 @@ class CompatModule(types.ModuleType):
         # The import system binds a submodule on its package once imported; where MMEngine's
         # package binds a function of the same name over it (mmengine.utils.dl_utils's
         # collect_env), the function stays, as there.
-        if isinstance(value, CompatModule) and (self.__name__, name) in NAMES:
-            return
+        if isinstance(value, CompatModule):
+            if (self.__name__, name) in NAMES:
+                return
+        elif not name.startswith("__"):
+            # mock.patch / monkeypatch at an MMEngine path: treadle's code behind it sees it.
+            forward_set(self.__name__, name, value, self.__dict__.get(name, NOT_FOUND))
         super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if not name.startswith("__"):
+            forward_restore(self.__name__, name)
+        super().__delattr__(name)
 
     def __dir__(self) -> list[str]:
         return sorted(set(self.__dict__) | set(public_names(self.__name__, provided_only=True)))
@@ -91,9 +102,13 @@ class _Finder(importlib.abc.MetaPathFinder):
                 f"treadle.compat has none either. {COVERAGE_HINT}",
                 name=fullname,
             )
-        return importlib.machinery.ModuleSpec(
+        spec = importlib.machinery.ModuleSpec(
             fullname, self.loader, origin=_ORIGIN, is_package=entry[0]
         )
+        # Code that locates the package (os.path.dirname(mmengine.__file__)) finds treadle.compat,
+        # which provides it. A package's __path__ stays empty: pkgutil finds no stray files in it.
+        spec.has_location = True
+        return spec
 
     def __repr__(self) -> str:
         return "<treadle.compat MMEngine finder>"
@@ -144,6 +159,14 @@ def _mmengine_scalars_file(on: bool) -> None:
     LocalVisBackend.write_iteration = not on
 
 
+def _mmengine_wandb_calls(on: bool) -> None:
+    # MMEngine declares no step metric and logs through the module-level wandb.log and
+    # wandb.define_metric; downstream tests mock the wandb module and assert on those calls.
+    from treadle.visual.backends.wandb_backend import WandbVisBackend
+
+    WandbVisBackend.step_metric = not on
+
+
 def install() -> None:
     """Resolve ``import mmengine`` and ``import mmengine.X.Y`` to treadle from now on, in this
     process. Calling it again does nothing.
@@ -173,6 +196,7 @@ def install() -> None:
         sys.meta_path.insert(0, _FINDER)
         _alias_mmengine_scope(True)
         _mmengine_scalars_file(True)
+        _mmengine_wandb_calls(True)
 
 
 def uninstall() -> None:
@@ -192,6 +216,7 @@ def uninstall() -> None:
             sys.meta_path.remove(_FINDER)
         _alias_mmengine_scope(False)
         _mmengine_scalars_file(False)
+        _mmengine_wandb_calls(False)
         for name, module in list(sys.modules.items()):
             if isinstance(module, CompatModule):
                 del sys.modules[name]

@@ -16,10 +16,6 @@ _COLOSSALAI_REGISTRIES = (
     "MMEngine's ColossalAI-only registries; treadle's ColossalAIStrategy takes the plugin and "
     "mixed precision by name or as a dict (type=...) and builds them itself"
 )
-_CONV_BN = (
-    "MMEngine's experimental conv+BN fusion for frozen BN layers (efficient_conv_bn_eval) is "
-    "not implemented in treadle"
-)
 _VISUALIZE = (
     "the helpers of MMEngine's scheduler-preview script (a fake run with a toy model); treadle "
     "has no such script"
@@ -52,11 +48,6 @@ REASONS: dict[tuple[str, str], str] = {
     ("mmengine.config.utils", "PKG2PROJECT"): _MODULE_TABLE,
     ("mmengine.infer.infer", "MODULE2PACKAGE"): _MODULE_TABLE,
     ("mmengine.registry.registry", "MODULE2PACKAGE"): _MODULE_TABLE,
-    ("mmengine.fileio.handlers.json_handler", "set_default"): (
-        "the private json.dump(default=...) function of MMEngine's JsonHandler; treadle's "
-        "JsonHandler converts sets, tuples and numpy values itself"
-    ),
-    ("mmengine.model.efficient_conv_bn_eval", "*"): _CONV_BN,
     ("mmengine.runner.activation_checkpointing", "wrap_forward"): (
         "an internal of MMEngine's turn_on_activation_checkpointing, which treadle provides"
     ),
@@ -82,19 +73,14 @@ REASONS: dict[tuple[str, str], str] = {
 }
 
 #: reason by name, at any path.
-REASONS_BY_NAME: dict[str, str] = {
-    "FileClient": (
-        "deprecated since MMEngine 0.8 (it warns when used) in favour of the fileio functions "
-        "(get, put, exists...) with backend_args and the backends, which treadle.fileio provides"
-    ),
-}
+REASONS_BY_NAME: dict[str, str] = {}
 
 
 def reason_for(module: str, name: str) -> str | None:
     """Why ``module.name`` is missing, or None when no reason is written down.
 
     Example:
-        >>> reason_for('mmengine.fileio', 'FileClient').startswith('deprecated')
+        >>> reason_for('mmengine.utils.path', 'find_vcs_root').startswith('unused')
         True
     """
     return REASONS.get((module, name)) or REASONS.get((module, "*")) or REASONS_BY_NAME.get(name)

@@ -20,6 +20,7 @@ COMMON: tuple[str, ...] = (
 _ANALYSIS = "treadle.runner.analysis"
 _OPTIM = "treadle.runner.optim"
 _SCHEDULER = "treadle.runner.optim.scheduler"
+_ALIASES = "treadle.compat.type_aliases"
 
 #: treadle modules searched in order, by MMEngine module.
 SOURCES: dict[str, tuple[str, ...]] = {
@@ -50,6 +51,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "mmengine.hooks.logger_hook": ("treadle.runner.hooks", "treadle.runner.hooks.logger_hook"),
     "mmengine.hooks.profiler_hook": ("treadle.runner.hooks", "treadle.compat.extras"),
     "mmengine.logging.logger": ("treadle.logging", "treadle.compat.logging_names"),
+    "mmengine.model.efficient_conv_bn_eval": ("treadle.runner.model.efficient_conv_bn_eval",),
     "mmengine.optim.optimizer": (_OPTIM, "treadle.runner.optim.optimizer"),
     "mmengine.optim.optimizer.builder": (_OPTIM, "treadle.runner.optim.optimizer.builder"),
     "mmengine.optim.scheduler": (_OPTIM, _SCHEDULER),
@@ -88,6 +90,42 @@ NAMES: dict[tuple[str, str], str] = {
     **NAME_MOVES,
     ("mmengine.config.config", "DEPRECATION_KEY"): "treadle.config.loader",
     ("mmengine.config.config", "DELETE_KEY"): "treadle.config.config_dict",
+    # Private names that toolboxes import.
+    ("mmengine.evaluator.metric", "_to_cpu"): "treadle.runner.evaluator.cpu:to_cpu",
+    ("mmengine.logging.logger", "_get_device_id"): "treadle.compat.private_names",
+    ("mmengine.runner.loops", "_InfiniteDataloaderIterator"): "treadle.compat.private_names",
+    ("mmengine.fileio.handlers.json_handler", "set_default"): "treadle.compat.private_names",
+    ("mmengine.runner.loops", "_parse_losses"): "treadle.compat.private_names",
+    ("mmengine.runner.loops", "_update_losses"): "treadle.compat.private_names",
+    # Type aliases MMEngine's modules define, which toolboxes import (mmdetection's and
+    # mmsegmentation's inferencers: ModelType), and constants its modules import.
+    **{
+        ("mmengine.infer.infer", name): _ALIASES
+        for name in ("InstanceList", "ImgType", "ResType", "ConfigType", "ModelType")
+    },
+    **{
+        (module, name): f"{_ALIASES}:RunnerConfigType" if name == "ConfigType" else _ALIASES
+        for module in ("mmengine.runner.runner", "mmengine.runner._flexible_runner")
+        for name in ("ConfigType", "ParamSchedulerType", "OptimWrapperType")
+    },
+    ("mmengine._strategy.base", "ParamSchedulerType"): _ALIASES,
+    ("mmengine.optim.scheduler.param_scheduler", "OptimizerType"): _ALIASES,
+    **{
+        ("mmengine.structures.instance_data", name): _ALIASES
+        for name in ("BoolTypeTensor", "LongTypeTensor", "IndexType")
+    },
+    ("mmengine.model.base_model.data_preprocessor", "CastData"): _ALIASES,
+    **{
+        ("mmengine.model.test_time_aug", name): _ALIASES
+        for name in ("EnhancedBatchInputs", "EnhancedBatchDataSamples", "MergedDataSamples")
+    },
+    ("mmengine.visualization.visualizer", "VisBackendsType"): _ALIASES,
+    **{
+        (module, "TORCH_VERSION"): "treadle.runner.utils.dl_utils"
+        for module in ("mmengine._strategy", "mmengine.model", "mmengine.model.wrappers")
+    },
+    ("mmengine.hooks.checkpoint_hook", "inf"): "math",
+    ("mmengine.hooks.early_stopping_hook", "inf"): "math",
     ("mmengine.registry.build_functions", "build_optimizer_from_cfg"): (
         "treadle.runner.registry:OPTIMIZERS.build_func"
     ),

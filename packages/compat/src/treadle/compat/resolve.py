@@ -20,6 +20,8 @@ from typing import Any
 
 from .missing import reason_for
 from .mmengine_0_10_7 import MODULES
+from .patching import NOT_FOUND as _NOT_FOUND
+from .patching import mmengine_has, module_global
 from .paths import COMMON, NAMES, sources
 
 COVERAGE_HINT = (
@@ -34,13 +36,10 @@ class MissingNameError(ImportError):
     Example:
         >>> import treadle.compat
         >>> treadle.compat.install()
-        >>> from mmengine.fileio import FileClient  # doctest: +ELLIPSIS
+        >>> from mmengine.runner.checkpoint import load_from_ceph  # doctest: +ELLIPSIS
         Traceback (most recent call last):
-        treadle.compat.resolve.MissingNameError: mmengine.fileio.FileClient is not provided ...
+        treadle.compat.resolve.MissingNameError: mmengine.runner.checkpoint.load_from_ceph is ...
     """
-
-
-_NOT_FOUND = object()
 
 
 def _attribute(module_name: str, attr: str) -> Any:
@@ -55,6 +54,12 @@ def _attribute(module_name: str, attr: str) -> Any:
 
 def find(module: str, name: str) -> Any:
     """The treadle object for ``name`` at MMEngine path ``module``, or a sentinel."""
+    if name not in _public(module):
+        # What MMEngine's module imports or keeps private: the object treadle's code behind
+        # the path uses, so that mock.patch at the path changes it (treadle.compat.patching).
+        value = module_global(module, name)
+        if value is not _NOT_FOUND:
+            return value
     home = NAMES.get((module, name))
     if home is not None:
         target, _, attr = home.partition(":")
@@ -84,6 +89,11 @@ def resolve(module: str, name: str) -> Any:
             f"{module}.{name} is not provided by treadle (treadle.compat): "
             f"{reason_for(module, name) or 'not yet implemented in treadle'}. {COVERAGE_HINT}",
             name=module,
+        )
+    if mmengine_has(module, name):
+        raise AttributeError(
+            f"module {module!r} has no attribute {name!r}: MMEngine 0.10.7's module has it (an "
+            f"import or a private name), treadle.compat does not provide it. {COVERAGE_HINT}"
         )
     raise AttributeError(
         f"module {module!r} has no attribute {name!r} (neither has MMEngine 0.10.7's)"

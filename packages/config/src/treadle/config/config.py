@@ -9,6 +9,8 @@ from .errors import ConfigKeyError, ConfigTypeError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Iterator
     from pathlib import Path
     from typing import Any
 
@@ -39,21 +41,22 @@ class Config:
 
     def __init__(
         self,
-        cfg_dict: dict | None = None,
+        cfg_dict: dict[str, Any] | None = None,
         cfg_text: str | None = None,
         filename: str | Path | None = None,
-        env_variables: dict | None = None,
+        env_variables: dict[str, Any] | None = None,
         format_python_code: bool = True,
     ) -> None:
         filename = os.fspath(filename) if filename is not None else None
         if cfg_dict is None:
             cfg_dict = {}
         elif not isinstance(cfg_dict, dict):
-            raise ConfigTypeError(f"cfg_dict must be a dict, got {type(cfg_dict).__name__}")
+            raise ConfigTypeError(f"cfg_dict must be a dict, but got {type(cfg_dict).__name__}")
         for key in cfg_dict:
             if key in RESERVED_KEYS:
                 raise ConfigKeyError(
-                    f"{key!r} is a reserved name (Config.{key}) and cannot be a config key",
+                    f"{key} is reserved for config file: Config.{key} is the config's own "
+                    "attribute, so it cannot be a config key",
                     filename,
                 )
         if not isinstance(cfg_dict, ConfigDict):
@@ -71,6 +74,13 @@ class Config:
         self._set("_env_variables", dict(env_variables or {}))
         self._set("_format_python_code", format_python_code)
         self._set("_imported_names", set())
+
+    # Set through _set (setting an attribute sets a config key); declared for the checker.
+    _cfg_dict: ConfigDict
+    _filename: str | None
+    _text: str
+    _env_variables: dict[str, Any]
+    _imported_names: set[Any]
 
     def _set(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
@@ -101,7 +111,13 @@ class Config:
         path = resolve(os.fspath(filename))
         loaded, pure = loader.load(path, lazy_import)
         if pure:
-            cfg = Config(loaded.cfg_dict, filename=path, format_python_code=format_python_code)
+            # The text just loaded, not the file read again.
+            cfg = Config(
+                loaded.cfg_dict,
+                cfg_text=loaded.text,
+                filename=path,
+                format_python_code=format_python_code,
+            )
             cfg._set("_imported_names", loaded.imported_names)
             return cfg
         cfg = Config._from_loaded(loaded, path, import_custom_modules)
@@ -155,6 +171,29 @@ class Config:
             env_variables=loaded.env_variables,
         )
 
+    @staticmethod
+    def _file2dict(
+        filename: str | Path,
+        use_predefined_variables: bool = True,
+        use_environment_variables: bool = True,
+        lazy_import: bool | None = None,
+    ) -> tuple[dict[str, Any], str, dict[str, Any]]:
+        """MMEngine's loading step, which toolboxes call: a text-style config and its bases as
+        ``(values, text, env_variables)``. See ``treadle.config.file_to_dict.file_to_dict``."""
+        from .file_to_dict import file_to_dict
+
+        return file_to_dict(
+            filename, use_predefined_variables, use_environment_variables, lazy_import
+        )
+
+    @staticmethod
+    def _get_cfg_path(cfg_path: str, filename: str) -> tuple[str, str | None]:
+        """MMEngine's ``(path, scope)`` of the ``_base_`` entry ``cfg_path`` of ``filename``:
+        scope is the package of a ``'pkg::path'`` entry, else None."""
+        from .file_to_dict import cfg_path_and_scope
+
+        return cfg_path_and_scope(cfg_path, filename)
+
     # -- access ------------------------------------------------------------------------------
 
     @property
@@ -168,7 +207,7 @@ class Config:
         return self._text
 
     @property
-    def env_variables(self) -> dict:
+    def env_variables(self) -> dict[str, Any]:
         """Environment variables the config read through ``{{$NAME:default}}``."""
         return self._env_variables
 
@@ -199,7 +238,7 @@ class Config:
     def __contains__(self, name: Any) -> bool:
         return name in self._cfg_dict
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(self._cfg_dict)
 
     def __len__(self) -> int:
@@ -217,7 +256,7 @@ class Config:
 
     # -- copies and pickling -----------------------------------------------------------------
 
-    def __getstate__(self) -> tuple:
+    def __getstate__(self) -> tuple[Any, ...]:
         return (
             self._cfg_dict,
             self._filename,
@@ -227,7 +266,7 @@ class Config:
             self._imported_names,
         )
 
-    def __setstate__(self, state: tuple) -> None:
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
         names = ("_cfg_dict", "_filename", "_text", "_env_variables", "_format_python_code")
         for name, value in zip(names, state[:5], strict=True):
             self._set(name, value)
@@ -241,7 +280,7 @@ class Config:
 
     copy = __copy__
 
-    def __deepcopy__(self, memo: dict) -> Config:
+    def __deepcopy__(self, memo: dict[int, Any]) -> Config:
         import copy
 
         other = Config.__new__(type(self))
@@ -252,15 +291,15 @@ class Config:
 
     # -- conversion --------------------------------------------------------------------------
 
-    def to_dict(self, keep_imported: bool = False) -> dict:
+    def to_dict(self, keep_imported: bool = False) -> dict[str, Any]:
         """Plain dicts all the way down; lazily imported objects as dotted strings. Names a
         pure-Python config imported are left out unless ``keep_imported``."""
         return self._visible(self._cfg_dict.to_dict(), keep_imported)
 
-    def _to_lazy_dict(self, keep_imported: bool = False) -> dict:
+    def _to_lazy_dict(self, keep_imported: bool = False) -> dict[str, Any]:
         return self._visible(to_plain(self._cfg_dict, lazy_as_str=False), keep_imported)
 
-    def _visible(self, cfg: dict, keep_imported: bool) -> dict:
+    def _visible(self, cfg: dict[str, Any], keep_imported: bool) -> dict[str, Any]:
         if keep_imported or not self._imported_names:
             return cfg
         return {k: v for k, v in cfg.items() if k not in self._imported_names}
@@ -301,7 +340,7 @@ class Config:
 
     # -- changes -----------------------------------------------------------------------------
 
-    def merge_from_dict(self, options: dict, allow_list_keys: bool = True) -> None:
+    def merge_from_dict(self, options: dict[str, Any], allow_list_keys: bool = True) -> None:
         """Merge ``{'dotted.key': value}`` into the config.
 
         Digits index lists when ``allow_list_keys`` (``'pipeline.0.type'``); a dict value with
@@ -309,7 +348,7 @@ class Config:
         """
         from .merge import merge_a_into_b
 
-        nested: dict = {}
+        nested: dict[str, Any] = {}
         for full_key, value in options.items():
             node = nested
             parts = str(full_key).split(".")
@@ -317,7 +356,7 @@ class Config:
                 node = node.setdefault(part, {})
             node[parts[-1]] = value
 
-        def where(path: tuple) -> tuple[str, None]:
+        def where(path: tuple[Any, ...]) -> tuple[str, None]:
             return "merge_from_dict", None
 
         merged = merge_a_into_b(nested, self._cfg_dict, allow_list_keys, where)
@@ -340,7 +379,7 @@ class Config:
         return "\n".join(lines)
 
     @staticmethod
-    def auto_argparser(description: str | None = None):
+    def auto_argparser(description: str | None = None) -> tuple[argparse.ArgumentParser, Config]:
         """An ``ArgumentParser`` with one option per config key of the config on the command
         line (MMEngine's experimental helper); returns ``(parser, cfg)``."""
         import argparse
@@ -354,7 +393,7 @@ class Config:
         return parser, cfg
 
 
-def _add_args(parser: Any, cfg: dict, prefix: str = "") -> None:
+def _add_args(parser: Any, cfg: dict[str, Any], prefix: str = "") -> None:
     for key, value in cfg.items():
         option = f"--{prefix}{key}"
         if isinstance(value, dict):

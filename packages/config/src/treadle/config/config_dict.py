@@ -9,13 +9,17 @@ from .lazy import LazyAttr, LazyObject
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
     from typing import Any
+
+    from typing_extensions import Self
 
 DELETE_KEY = "_delete_"
 _LAZY_TYPES = (LazyObject, LazyAttr)
 
 
-class ConfigDict(dict):
+# Any in quotes: typing is not imported at run time (import cost), and keys may be any hashable.
+class ConfigDict(dict["Any", "Any"]):
     """A dict with attribute access; dicts nested in it (also inside lists and tuples) become
     ``ConfigDict`` too.
 
@@ -45,6 +49,7 @@ class ConfigDict(dict):
         for arg in args:
             if not arg:
                 continue
+            pairs: Iterable[Any]
             if isinstance(arg, dict):
                 pairs = dict.items(arg)
             elif isinstance(arg, tuple) and not isinstance(arg[0], tuple):
@@ -105,10 +110,10 @@ class ConfigDict(dict):
     def __getitem__(self, key: Any) -> Any:
         return self._build(dict.__getitem__(self, key))
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         return [*super().__dir__(), *(k for k in self.keys() if isinstance(k, str))]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(self.keys())
 
     def get(self, key: Any, default: Any = None) -> Any:
@@ -123,17 +128,18 @@ class ConfigDict(dict):
             self[key] = default
         return self[key]
 
-    def values(self):
+    # Lists, as MMEngine's ConfigDict returns (its values are built on the way out), not views.
+    def values(self) -> list[Any]:  # type: ignore[override]
         return [self._build(v) for v in dict.values(self)]
 
-    def items(self):
+    def items(self) -> list[tuple[Any, Any]]:  # type: ignore[override]
         return [(k, self._build(v)) for k, v in dict.items(self)]
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         """Update recursively: a dict given for a key that holds a dict updates that dict."""
         if len(args) > 1:
             raise TypeError(f"update expected at most 1 positional argument, got {len(args)}")
-        other: dict = {}
+        other: dict[str, Any] = {}
         if args:
             source = args[0]
             pairs = dict.items(source) if isinstance(source, dict) else source
@@ -146,7 +152,7 @@ class ConfigDict(dict):
             else:
                 self[key] = value
 
-    def merge(self, other: dict) -> None:
+    def merge(self, other: dict[str, Any]) -> None:
         """Merge ``other`` in, recursively; a dict with ``_delete_=True`` replaces instead."""
         import copy
 
@@ -160,7 +166,7 @@ class ConfigDict(dict):
 
     __copy__ = copy
 
-    def __deepcopy__(self, memo: dict) -> ConfigDict:
+    def __deepcopy__(self, memo: dict[int, Any]) -> ConfigDict:
         import copy
 
         other = type(self)()
@@ -169,7 +175,7 @@ class ConfigDict(dict):
             dict.__setitem__(other, copy.deepcopy(key, memo), copy.deepcopy(value, memo))
         return other
 
-    def __reduce_ex__(self, protocol: Any):
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         # Without this, pickle would call items() and build the lazy objects.
         return (type(self), (dict(dict.items(self)),))
 
@@ -183,24 +189,26 @@ class ConfigDict(dict):
     def __ne__(self, other: object) -> bool:
         return not self == other
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
-    def __or__(self, other: dict) -> ConfigDict:
+    def __or__(self, other: Any) -> ConfigDict:  # what update() takes: a mapping or pairs
         merged = self.copy()
         merged.update(other)
         return merged
 
-    def __ior__(self, other: dict) -> ConfigDict:
+    def __ior__(self, other: Any) -> Self:
         self.update(other)
         return self
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain dicts, lists and tuples all the way down; lazy objects as dotted strings."""
-        return to_plain(self, lazy_as_str=True)
+        plain: dict[str, Any] = to_plain(self, lazy_as_str=True)
+        return plain
 
-    def _to_lazy_dict(self) -> dict:
+    def _to_lazy_dict(self) -> dict[str, Any]:
         """Plain dicts all the way down, lazy objects kept as they are."""
-        return to_plain(self, lazy_as_str=False)
+        plain: dict[str, Any] = to_plain(self, lazy_as_str=False)
+        return plain
 
 
 def to_plain(value: Any, lazy_as_str: bool = True) -> Any:

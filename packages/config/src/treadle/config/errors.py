@@ -8,6 +8,11 @@ and ``except ConfigError:`` catches every config problem at once.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
 
 class ConfigError(Exception):
     """A problem in a config, located at ``filename`` and ``lineno`` when they are known.
@@ -38,7 +43,7 @@ class ConfigError(Exception):
     def __str__(self) -> str:
         return f"{self.location}: {self.message}" if self.location else self.message
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.message, self.filename, self.lineno))
 
 
@@ -74,7 +79,7 @@ class ConfigSyntaxError(ConfigError, SyntaxError):
     def __str__(self) -> str:
         return ConfigError.__str__(self)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.message, self.filename, self.lineno, self.text, self.offset))
 
 
@@ -111,6 +116,14 @@ class ConfigIndexError(ConfigError, IndexError):
     """A list index (``a.3.b`` in ``merge_from_dict``, ``{{_base_.a.3}}``) is out of range."""
 
 
+class ConfigListIndexError(ConfigIndexError, KeyError):
+    """``merge_from_dict`` indexes past the end of a list: an IndexError, and the KeyError that
+    MMEngine raises there, so ``except KeyError:`` written for MMEngine still catches it."""
+
+    def __str__(self) -> str:
+        return ConfigError.__str__(self)
+
+
 class ConfigCycleError(ConfigParsingError):
     """``_base_`` files include each other."""
 
@@ -123,11 +136,11 @@ class StrictModeError(ConfigKeyError):
         #: ``(dotted key, filename, line)`` of every key no base defines.
         self.unknown = unknown
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.message, self.unknown))
 
 
-def closest(name: str, candidates) -> str:
+def closest(name: str, candidates: Iterable[Any]) -> str:
     """`` (did you mean 'x'?)`` naming the candidates closest to ``name``, or ``''``."""
     import difflib  # only on the error path: difflib costs import time
 

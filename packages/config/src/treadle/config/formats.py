@@ -12,10 +12,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_yaml_classes: tuple | None = None
+_yaml_classes: tuple[Any, ...] | None = None
 
 
-def _yaml():
+def _yaml() -> tuple[Any, Any, Any]:
     global _yaml_classes
     if _yaml_classes is None:
         import yaml
@@ -29,10 +29,10 @@ def _yaml():
         class Dumper(base_dumper):  # type: ignore[misc, valid-type]
             pass
 
-        def construct_tuple(loader, node):
+        def construct_tuple(loader: Any, node: Any) -> tuple[Any, ...]:
             return tuple(loader.construct_sequence(node, deep=True))
 
-        def represent_tuple(dumper, value):
+        def represent_tuple(dumper: Any, value: tuple[Any, ...]) -> Any:
             return dumper.represent_sequence("tag:yaml.org,2002:python/tuple", value)
 
         Loader.add_constructor("tag:yaml.org,2002:python/tuple", construct_tuple)
@@ -41,7 +41,7 @@ def _yaml():
     return _yaml_classes
 
 
-def _check_mapping(data: Any, filename: str) -> dict:
+def _check_mapping(data: Any, filename: str) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -53,7 +53,7 @@ def _check_mapping(data: Any, filename: str) -> dict:
     return data
 
 
-def load_yaml(text: str, filename: str) -> dict:
+def load_yaml(text: str, filename: str) -> dict[str, Any]:
     yaml, loader, _ = _yaml()
     try:
         data = yaml.load(text, Loader=loader)
@@ -68,7 +68,7 @@ def load_yaml(text: str, filename: str) -> dict:
     return _check_mapping(data, filename)
 
 
-def load_json(text: str, filename: str) -> dict:
+def load_json(text: str, filename: str) -> dict[str, Any]:
     import json
 
     try:
@@ -81,11 +81,12 @@ def load_json(text: str, filename: str) -> dict:
     return _check_mapping(data, filename)
 
 
-def dump_yaml(data: dict) -> str:
+def dump_yaml(data: dict[str, Any]) -> str:
     yaml, _, dumper = _yaml()
-    return yaml.dump(
+    text: str = yaml.dump(
         data, Dumper=dumper, default_flow_style=False, sort_keys=False, allow_unicode=True
     )
+    return text
 
 
 def _json_default(value: Any) -> Any:
@@ -94,13 +95,13 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} value {value!r} cannot be written as JSON")
 
 
-def dump_json(data: dict) -> str:
+def dump_json(data: dict[str, Any]) -> str:
     import json
 
     return json.dumps(data, indent=4, default=_json_default, ensure_ascii=False) + "\n"
 
 
-def key_lines(text: str) -> dict[tuple, int]:
+def key_lines(text: str) -> dict[tuple[Any, ...], int]:
     """Line of each key path of a YAML or JSON document (JSON is read as YAML); ``{}`` when the
     text does not parse."""
     yaml, loader, _ = _yaml()
@@ -108,9 +109,9 @@ def key_lines(text: str) -> dict[tuple, int]:
         root = yaml.compose(text, Loader=loader)
     except yaml.YAMLError:
         return {}
-    lines: dict[tuple, int] = {}
+    lines: dict[tuple[Any, ...], int] = {}
 
-    def walk(node: Any, path: tuple) -> None:
+    def walk(node: Any, path: tuple[Any, ...]) -> None:
         if isinstance(node, yaml.MappingNode):
             for key_node, value_node in node.value:
                 if isinstance(key_node, yaml.ScalarNode):

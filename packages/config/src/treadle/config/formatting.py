@@ -26,7 +26,7 @@ def _is_name(key: Any) -> bool:
     return isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key)
 
 
-def _sorted_items(d: dict) -> list:
+def _sorted_items(d: dict[str, Any]) -> list[Any]:
     return sorted(dict.items(d), key=lambda kv: str(kv[0]))
 
 
@@ -58,16 +58,19 @@ def _import_target(value: Any) -> tuple[str, str] | None:
     if isinstance(value, (LazyObject, LazyAttr)):
         module, _, attr = value.dotted.rpartition(".")
         return (module, attr) if module else None
-    module = getattr(value, "__module__", None)
+    if not (isinstance(value, type) or callable(value)):
+        return None
+    module_name = getattr(value, "__module__", None)
     qualname = getattr(value, "__qualname__", None)
-    is_named = module and qualname and "<" not in qualname and "." not in qualname
-    if (isinstance(value, type) or callable(value)) and is_named:
-        return module, qualname
+    if not (isinstance(module_name, str) and isinstance(qualname, str)):
+        return None
+    if module_name and qualname and "<" not in qualname and "." not in qualname:
+        return module_name, qualname
     return None
 
 
 class PythonFormatter:
-    def __init__(self, cfg_dict: dict) -> None:
+    def __init__(self, cfg_dict: dict[str, Any]) -> None:
         self.cfg_dict = cfg_dict
         self.imports = _Imports({str(k) for k in cfg_dict})
 
@@ -107,7 +110,7 @@ class PythonFormatter:
             return self.imports.name_for(*target)
         return repr(value)
 
-    def _dict(self, d: dict, depth: int, used: int) -> str:
+    def _dict(self, d: dict[str, Any], depth: int, used: int) -> str:
         if not d:
             return "dict()"
         named = all(_is_name(k) for k in d)
@@ -122,7 +125,7 @@ class PythonFormatter:
         lines = [f"{inner}{p}{self.value(v, depth + 1, len(p))}," for p, v in items]
         return open_ + "\n" + "\n".join(lines) + "\n" + INDENT * depth + close
 
-    def _sequence(self, seq: list | tuple, depth: int, used: int) -> str:
+    def _sequence(self, seq: list[Any] | tuple[Any, ...], depth: int, used: int) -> str:
         open_, close = ("[", "]") if isinstance(seq, list) else ("(", ")")
         if not seq:
             return open_ + close
@@ -149,6 +152,6 @@ class PythonFormatter:
         return open_ + "\n" + "\n".join(inner + ln for ln in lines) + "\n" + INDENT * depth + close
 
 
-def format_python(cfg_dict: dict) -> str:
+def format_python(cfg_dict: dict[str, Any]) -> str:
     """Python source for ``cfg_dict`` (lazy objects kept, not turned into strings)."""
     return PythonFormatter(cfg_dict).format()

@@ -97,16 +97,16 @@ class LazyObject:
     def _where(self) -> str:
         return f" ({self.location})" if self.location else ""
 
-    def __deepcopy__(self, memo: dict) -> LazyObject:
+    def __deepcopy__(self, memo: dict[str, Any]) -> LazyObject:
         return LazyObject(self._module, self._imported, self.location)
 
     def __copy__(self) -> LazyObject:
         return self.__deepcopy__({})
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
     def __eq__(self, other: object) -> bool:
@@ -168,16 +168,16 @@ class LazyAttr:
             "config loads; put it in a dict as type=... instead"
         )
 
-    def __deepcopy__(self, memo: dict) -> LazyAttr:
+    def __deepcopy__(self, memo: dict[str, Any]) -> LazyAttr:
         return LazyAttr(self.name, self.source, self.location)
 
     def __copy__(self) -> LazyAttr:
         return self.__deepcopy__({})
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
     def __eq__(self, other: object) -> bool:

@@ -2,7 +2,8 @@
 
 One ``Loader`` serves one ``Config.fromfile`` call: it keeps the chain of files being loaded (to
 report ``_base_`` cycles) and, in strict mode, the keys children set that no base defines.
-Nothing is cached between calls: each call reads and parses every file.
+Every call reads every file; what parsing and compiling a file gives is kept in the source
+cache while the file's text is the same (``source_cache``), its values made again each time.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from .errors import (
 )
 from .merge import dotted, merge_a_into_b
 from .package_path import is_package_path, resolve_package_path
+from .source_cache import cached
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import ast
     from typing import Any
 
 EXTENSIONS = (".py", ".json", ".yaml", ".yml")
@@ -33,12 +36,31 @@ DEPRECATION_KEY = "_deprecation_"
 _DROPPED_TYPES = (types.FunctionType, types.ModuleType)
 
 
+class _Parsed:
+    """A Python config's AST and whether it is a pure-Python config."""
+
+    __slots__ = ("pure", "tree")
+
+    def __init__(self, filename: str, text: str) -> None:
+        from .python_source import is_pure_python, parse
+
+        tree = parse(text, filename)
+        self.pure = is_pure_python(tree, filename)
+        self.tree: ast.Module | None = tree
+
+
 class Loaded:
     """What loading one file (with its bases) gives."""
 
     __slots__ = ("cfg_dict", "env_variables", "file", "imported_names", "text")
 
-    def __init__(self, cfg_dict: dict, text: str, env_variables: dict, imported_names: set):
+    def __init__(
+        self,
+        cfg_dict: dict[str, Any],
+        text: str,
+        env_variables: dict[str, Any],
+        imported_names: set[Any],
+    ) -> None:
         self.file: str | None = None
         self.cfg_dict = cfg_dict
         self.text = text
@@ -46,7 +68,7 @@ class Loaded:
         self.imported_names = imported_names
 
 
-def check_extension(filename: str, where: tuple = (None, None)) -> str:
+def check_extension(filename: str, where: tuple[Any, ...] = (None, None)) -> str:
     ext = os.path.splitext(filename)[1]
     if ext not in EXTENSIONS:
         raise ConfigFormatError(
@@ -81,7 +103,7 @@ def read(filename: str) -> str:
         return f.read()
 
 
-def warn_deprecation(cfg_dict: dict, filename: str) -> None:
+def warn_deprecation(cfg_dict: dict[str, Any], filename: str) -> None:
     info = cfg_dict.pop(DEPRECATION_KEY, None)
     if info is None:
         return
@@ -114,7 +136,7 @@ class Loader:
         ext = check_extension(filename)
         text = read(filename)
         pure, tree = self._mode(filename, text, ext, lazy_import)
-        self.chain.append(os.path.realpath(filename))
+        self.chain.append(os.path.abspath(filename))
         try:
             if pure:
                 from .pure_python import PurePythonLoader
@@ -144,15 +166,19 @@ class Loader:
         self.raise_unknown()
         return loaded, pure
 
-    def _mode(self, filename: str, text: str, ext: str, lazy_import: bool | None):
+    def _mode(
+        self, filename: str, text: str, ext: str, lazy_import: bool | None
+    ) -> tuple[bool, ast.Module | None]:
         if ext != ".py" or lazy_import is False:
             return False, None
-        from .python_source import is_pure_python, needs_tree, parse
+        from .python_source import needs_tree
 
         if lazy_import is None and not needs_tree(text):
             return False, None
-        tree = parse(text, filename)
-        return (lazy_import or is_pure_python(tree, filename)), tree
+        parsed = cached("mode", filename, text, lambda: _Parsed(filename, text))
+        # The tree goes to whoever compiles the file first; later loads use what they cached.
+        tree, parsed.tree = parsed.tree, None
+        return (lazy_import or parsed.pure), tree
 
     def raise_unknown(self) -> None:
         if not self.unknown:
@@ -180,7 +206,10 @@ class Loader:
         if text != raw:
             tree = None
         if ext == ".py":
-            bases, code, tree = self._python_parts(filename, text, tree)
+            parts = tree
+            bases, code, tree = cached(
+                "text-py", filename, text, lambda: self._python_parts(filename, text, parts)
+            )
             data = None
         else:
             data = self._data(filename, text, ext)
@@ -210,7 +239,9 @@ class Loader:
         texts.append(f"{filename}\n{raw}")
         return Loaded(cfg, "\n".join(texts), env, set())
 
-    def _python_parts(self, filename: str, text: str, tree: Any):
+    def _python_parts(
+        self, filename: str, text: str, tree: Any
+    ) -> tuple[Any, types.CodeType, ast.Module | None]:
         from .python_source import (
             compile_text,
             config_imports_to_treadle,
@@ -230,13 +261,13 @@ class Loader:
         return bases, compile(tree, filename, "exec", dont_inherit=True), tree
 
     @staticmethod
-    def _data(filename: str, text: str, ext: str) -> dict:
+    def _data(filename: str, text: str, ext: str) -> dict[str, Any]:
         from .formats import load_json, load_yaml
 
         return load_json(text, filename) if ext == ".json" else load_yaml(text, filename)
 
     def load_bases(
-        self, bases: list[tuple[str, int | None]] | None, filename: str, env: dict
+        self, bases: list[tuple[str, int | None]] | None, filename: str, env: dict[str, Any]
     ) -> tuple[ConfigDict, list[str]]:
         base_cfg = ConfigDict()
         texts: list[str] = []
@@ -265,9 +296,8 @@ class Loader:
     def load_base(self, path: str, parent: str, line: int | None) -> Any:
         full = resolve(path, parent, line)
         ext = check_extension(full, (parent, line))
-        real = os.path.realpath(full)
-        if real in self.chain:
-            cycle = " -> ".join([*self.chain[self.chain.index(real) :], real])
+        cycle = closed_cycle(self.chain, full)
+        if cycle:
             raise ConfigCycleError(f"_base_ files include each other: {cycle}", parent, line)
         text = read(full)
         pure, tree = self._mode(full, text, ext, None)
@@ -279,13 +309,32 @@ class Loader:
                 parent,
                 line,
             )
-        self.chain.append(real)
+        self.chain.append(full)
         try:
             loaded = self.load_text_style(full, text, ext, tree)
         finally:
             self.chain.pop()
         loaded.file = full
         return loaded
+
+
+# Chains this deep are checked for cycles through symbolic links too.
+_DEEP_CHAIN = 32
+
+
+def closed_cycle(chain: list[str], path: str) -> str:
+    """``'a -> b -> a'`` when loading ``path`` (absolute) from the end of ``chain`` closes a
+    cycle, else ``''``. Paths are compared as written: resolving symbolic links costs a system
+    call per folder on every load, so it waits until a chain is deep enough to hide a cycle
+    through a link."""
+    if path in chain:
+        return " -> ".join([*chain[chain.index(path) :], path])
+    if len(chain) >= _DEEP_CHAIN:
+        real = [os.path.realpath(p) for p in chain]
+        target = os.path.realpath(path)
+        if target in real:
+            return " -> ".join([*real[real.index(target) :], target])
+    return ""
 
 
 def _data_bases(value: Any, filename: str, text: str) -> list[tuple[str, int | None]] | None:
@@ -311,7 +360,7 @@ def _line_containing(text: str, needle: str) -> int | None:
     return None if at < 0 else text.count("\n", 0, at) + 1
 
 
-def _add_scope(cfg: Any, scope: str, keys: list, outer: bool = True) -> None:
+def _add_scope(cfg: Any, scope: str, keys: list[Any], outer: bool = True) -> None:
     """MMEngine's rule for bases from 'pkg::' paths: the outermost dicts that have a ``type``
     get ``_scope_ = pkg`` unless they set one."""
     for key in keys:
@@ -331,7 +380,9 @@ def _scope_value(value: Any, scope: str) -> None:
             _scope_value(item, scope)
 
 
-def unknown_keys(child: dict, base: dict, path: tuple = ()) -> list[tuple]:
+def unknown_keys(
+    child: dict[str, Any], base: dict[str, Any], path: tuple[Any, ...] = ()
+) -> list[tuple[Any, ...]]:
     """Key paths of ``child`` that ``base`` does not have (``_delete_`` dicts not entered)."""
     found = []
     for key, value in dict.items(child):
@@ -353,9 +404,9 @@ class _KeyLines:
 
     def __init__(self, filename: str, text: str, ext: str, tree: Any) -> None:
         self.filename, self.text, self.ext, self.tree = filename, text, ext, tree
-        self._lines: dict | None = None
+        self._lines: dict[tuple[Any, ...], int] | None = None
 
-    def __call__(self, path: tuple) -> int | None:
+    def __call__(self, path: tuple[Any, ...]) -> int | None:
         if self._lines is None:
             if self.ext == ".py":
                 from .python_source import key_lines, parse
@@ -372,5 +423,5 @@ class _KeyLines:
                 return self._lines[key]
         return None
 
-    def locate(self, path: tuple) -> tuple[str, int | None]:
+    def locate(self, path: tuple[Any, ...]) -> tuple[str, int | None]:
         return self.filename, self(path)

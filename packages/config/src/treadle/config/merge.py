@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .config_dict import DELETE_KEY, ConfigDict
-from .errors import ConfigIndexError, ConfigKeyError, ConfigTypeError
+from .errors import ConfigListIndexError, ConfigTypeError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -11,23 +11,23 @@ if TYPE_CHECKING:
     from typing import Any
 
     #: Maps a key path to ``(filename, line)`` for errors; either may be None.
-    Locate = Callable[[tuple], tuple["str | None", "int | None"]]
+    Locate = Callable[[tuple[Any, ...]], tuple["str | None", "int | None"]]
 
 
-def _nowhere(path: tuple) -> tuple[None, None]:
+def _nowhere(path: tuple[Any, ...]) -> tuple[None, None]:
     return None, None
 
 
-def dotted(path: tuple) -> str:
+def dotted(path: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in path)
 
 
 def merge_a_into_b(
-    a: dict,
-    b: dict | list,
+    a: dict[str, Any],
+    b: dict[str, Any] | list[Any],
     allow_list_keys: bool = False,
     locate: Locate | None = None,
-    path: tuple = (),
+    path: tuple[Any, ...] = (),
 ) -> Any:
     """Return ``b`` updated by ``a``, recursively, without changing ``b``.
 
@@ -42,18 +42,16 @@ def merge_a_into_b(
             index = _list_index(key, merged, here, locate)
             merged[index] = _merge_item(value, merged[index], allow_list_keys, locate, here)
         elif isinstance(value, dict):
+            if key not in merged:
+                # Nothing to merge into: the value is taken as written, _delete_ included, as
+                # MMEngine does (real toolbox configs put _delete_=True on new keys). Strict
+                # mode reports such keys as unknown.
+                merged[key] = ConfigDict(value)
+                continue
             delete = dict.get(value, DELETE_KEY, False)
             if DELETE_KEY in value:
                 value = {k: v for k, v in dict.items(value) if k != DELETE_KEY}
-            if key not in merged:
-                if delete:
-                    raise ConfigKeyError(
-                        f"'{dotted(here)}' sets {DELETE_KEY}=True but the base config has no "
-                        f"key '{dotted(here)}' to delete",
-                        *locate(here),
-                    )
-                merged[key] = ConfigDict(value)
-            elif delete:
+            if delete:
                 merged[key] = ConfigDict(value)
             else:
                 merged[key] = _merge_item(value, merged[key], allow_list_keys, locate, here)
@@ -62,15 +60,18 @@ def merge_a_into_b(
     return merged
 
 
-def _merge_item(value: Any, base: Any, allow_list_keys: bool, locate: Locate, here: tuple) -> Any:
+def _merge_item(
+    value: Any, base: Any, allow_list_keys: bool, locate: Locate, here: tuple[Any, ...]
+) -> Any:
     if not isinstance(value, dict):
         return value
     allowed = (dict, list) if allow_list_keys else dict
     if not isinstance(base, allowed):
+        # The middle sentence is MMEngine's wording, which downstream tests match on.
         raise ConfigTypeError(
-            f"'{dotted(here)}' is a dict in the child config but {base!r} (of type "
-            f"{type(base).__name__}) in the base config; set {DELETE_KEY}=True in it to replace "
-            "the base value",
+            f"'{dotted(here)}' cannot inherit from base because {here[-1]} is a dict in the "
+            f"child config but is of type {type(base)} in base config (base value {base!r}); "
+            f"set {DELETE_KEY}=True in it to replace the base value",
             *locate(here),
         )
     if DELETE_KEY in value:
@@ -80,16 +81,15 @@ def _merge_item(value: Any, base: Any, allow_list_keys: bool, locate: Locate, he
     return merge_a_into_b(value, base, allow_list_keys, locate, here)
 
 
-def _list_index(key: Any, items: list, here: tuple, locate: Locate) -> int:
+def _list_index(key: Any, items: list[Any], here: tuple[Any, ...], locate: Locate) -> int:
     if not (isinstance(key, int) or (isinstance(key, str) and key.isdigit())):
         raise ConfigTypeError(
             f"'{dotted(here[:-1])}' is a list: '{key}' is not an index", *locate(here)
         )
     index = int(key)
     if index >= len(items):
-        raise ConfigIndexError(
-            f"index {index} of '{dotted(here[:-1])}' is out of range: the list has "
-            f"{len(items)} items",
+        raise ConfigListIndexError(
+            f"Index {index} exceeds the length of list '{dotted(here[:-1])}' ({len(items)} items)",
             *locate(here),
         )
     return index

@@ -4,28 +4,32 @@ Bases are imported inside ``with read_base():`` (``from .base import *``, relati
 installed package); other imports of non-stdlib modules become ``LazyObject`` assignments, so a
 config can name classes of packages that are not imported while it loads. There is no merging:
 the child's code changes the base values it imported, as ordinary Python.
+
+Each file is compiled once per process (``pure_program``, kept in the source cache while its
+text is the same) and its code run on every load, so values are new each time.
 """
 
 from __future__ import annotations
 
-import ast
+import copy
 import os
 import types
 
 from .config_dict import ConfigDict
 from .errors import ConfigCycleError, ConfigFileNotFoundError, ConfigKeyError, ConfigParsingError
-from .lazy import LazyObject
-from .loader import Loaded, read
+from .lazy import LazyAttr, LazyObject
+from .loader import Loaded, closed_cycle, read
 from .package_path import package_dir
-from .python_source import CONFIG_MODULES, is_read_base, is_stdlib, key_lines, parse, run
+from .pure_program import LAZY_NAME, PureProgram, compile_pure
+from .python_source import run
+from .source_cache import cached
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import ast
     from typing import Any
 
     from .loader import Loader
-
-_LAZY = "__lazy_object__"
 
 
 class PurePythonLoader:
@@ -37,183 +41,132 @@ class PurePythonLoader:
         # While configs run, reading a ConfigDict gives lazy objects back instead of importing.
         ConfigDict.lazy = True
         try:
-            cfg, imported = self.parse(
-                filename, tree if tree is not None else parse(text, filename)
-            )
+            result = self.run(filename, program_of(filename, text, tree))
         finally:
             ConfigDict.lazy = previous
-        return Loaded(cfg, text, {}, imported)
+        cfg = thaw(result.values) if result.kept else result.values
+        return Loaded(cfg, text, {}, set(result.imported))
 
-    def parse(self, filename: str, tree: ast.Module) -> tuple[ConfigDict, set]:
-        body = self._inline_read_base(tree.body, filename)
-        bases: dict[str, Any] = {}
-        imported: set[str] = set()
-        for node in body:
-            if isinstance(node, ast.ImportFrom) and getattr(node, "_treadle_base", False):
-                module = "." * node.level + (node.module or "")
-                if module not in bases:
-                    bases[module], names = self._load_base(module, filename, node.lineno)
-                    imported |= names
-        namespace: dict[str, Any] = {"__file__": filename, _LAZY: LazyObject}
-        statements: list[ast.stmt] = []
-        packages: dict[str, list[str]] = {}
-        for node in body:
-            statements.extend(self._transform(node, bases, namespace, imported, packages, filename))
-        location = f"{filename}, line {{}}"
-        for top, (modules, line) in packages.items():
-            namespace[top] = LazyObject(modules, location=location.format(line))
-            imported.add(top)
-        defined_by_bases = set(namespace)
-        tree.body = statements
-        code = compile(ast.fix_missing_locations(tree), filename, "exec", dont_inherit=True)
-        run(code, namespace, filename)
-        result = {
+    def run(self, filename: str, program: PureProgram) -> Result:
+        base_results = {}
+        for module, line in program.bases:
+            base_results[module] = self._load_base(module, filename, line)
+        keep = (
+            program.closed and not self.loader.strict and all(r.kept for r in base_results.values())
+        )
+        if keep:
+            kept = _kept.get(filename)
+            if kept is not None and kept.made_of(program, base_results):
+                return kept
+        # Values kept for reuse are copied before the code here can change them.
+        bases = {m: thaw(r.values) if r.kept else r.values for m, r in base_results.items()}
+        imported: set[Any] = set()
+        for r in base_results.values():
+            imported |= r.imported
+        namespace: dict[str, Any] = {"__file__": filename, LAZY_NAME: LazyObject}
+        bindings = program.bindings
+        if program.error is not None:
+            bindings = bindings[: program.error_at]
+        for module, line, names in bindings:
+            _bind_base_names(module, line, names, bases[module], namespace, filename)
+        if program.error is not None:
+            raise copy.copy(program.error).with_traceback(None)
+        for top, modules, line in program.packages:
+            namespace[top] = LazyObject(list(modules), location=f"{filename}, line {line}")
+        imported |= program.imported
+        defined_by_bases = set(namespace) if self.loader.strict and bases else None
+        run(program.code, namespace, filename)
+        values = {
             k: v
             for k, v in namespace.items()
             if not k.startswith("__") and not isinstance(v, types.ModuleType)
         }
-        if self.loader.strict and bases:
-            lines = key_lines(tree)
-            for key in result:
+        if defined_by_bases is not None:
+            lines = program.key_lines()
+            for key in values:
                 if key not in defined_by_bases and key not in imported:
                     self.loader.unknown.append((key, filename, lines.get((key,))))
-        return _to_config_dict(result), imported
+        result = Result(to_config_dicts(values), imported, program, base_results, keep)
+        if keep:
+            _kept[filename] = result
+        return result
 
-    @staticmethod
-    def _inline_read_base(body: list[ast.stmt], filename: str) -> list[ast.stmt]:
-        inlined: list[ast.stmt] = []
-        for node in body:
-            if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "_base_" for t in node.targets
-            ):
-                raise ConfigParsingError(
-                    "_base_ = ... cannot be used in a pure-Python config (one with read_base() "
-                    "or imports); import the bases inside `with read_base():`",
-                    filename,
-                    node.lineno,
-                )
-            if not isinstance(node, ast.With):
-                inlined.append(node)
-                continue
-            if not is_read_base(node):
-                raise ConfigParsingError(
-                    "only `with read_base():` may appear in a config", filename, node.lineno
-                )
-            for inner in node.body:
-                if not isinstance(inner, ast.ImportFrom) or inner.module is None:
-                    raise ConfigParsingError(
-                        "only `from <config module> import ...` may appear inside "
-                        "`with read_base():`",
-                        filename,
-                        inner.lineno,
-                    )
-                inner._treadle_base = True  # type: ignore[attr-defined]
-                inlined.append(inner)
-        return inlined
-
-    def _load_base(self, module: str, filename: str, line: int) -> tuple[ConfigDict, set]:
+    def _load_base(self, module: str, filename: str, line: int) -> Result:
         path = base_module_path(module, filename, line)
-        real = os.path.realpath(path)
         chain = self.loader.chain
-        if real in chain:
-            cycle = " -> ".join([*chain[chain.index(real) :], real])
+        cycle = closed_cycle(chain, path)
+        if cycle:
             raise ConfigCycleError(f"base configs import each other: {cycle}", filename, line)
-        chain.append(real)
+        chain.append(path)
         try:
-            return self.parse(path, parse(read(path), path))
+            return self.run(path, program_of(path, read(path)))
         finally:
             chain.pop()
 
-    def _transform(
+
+class Result:
+    """The values of one pure-Python config file, and what they were made from.
+
+    ``kept``: the values are kept for reuse (the file is closed, see ``PureProgram.closed``, and
+    so are its bases): nobody may change them, loads copy them first.
+    """
+
+    __slots__ = ("bases", "imported", "kept", "program", "values")
+
+    def __init__(
         self,
-        node: ast.stmt,
-        bases: dict,
-        namespace: dict,
-        imported: set,
-        packages: dict,
-        filename: str,
-    ) -> list[ast.stmt]:
-        if isinstance(node, ast.ImportFrom):
-            module = "." * node.level + (node.module or "")
-            if module in bases:
-                _bind_base_names(node, bases[module], module, namespace, filename)
-                return []
-            if not node.level and is_stdlib(module):
-                if any(a.name == "*" for a in node.names):
-                    raise ConfigParsingError(
-                        f"`from {module} import *` is not allowed in a config",
-                        filename,
-                        node.lineno,
-                    )
-                if module.startswith(CONFIG_MODULES):
-                    node.module = "treadle.config"  # read_base works without MMEngine installed
-                imported.update(a.asname or a.name for a in node.names)
-                return [node]
-            assigns = []
-            for alias in node.names:
-                if alias.name == "*":
-                    raise ConfigParsingError(
-                        f"`from {module} import *` is allowed only for base configs, inside "
-                        "`with read_base():`",
-                        filename,
-                        node.lineno,
-                    )
-                name = alias.asname or alias.name
-                imported.add(name)
-                assigns.append(_lazy_assign(node, name, module, alias.name, filename))
-            return assigns
-        if isinstance(node, ast.Import):
-            kept, out = [], []
-            for alias in node.names:
-                if is_stdlib(alias.name):
-                    kept.append(alias)
-                    if alias.asname:
-                        imported.add(alias.asname)
-                elif alias.asname:
-                    imported.add(alias.asname)
-                    out.append(_lazy_assign(node, alias.asname, alias.name, None, filename))
-                else:
-                    top = alias.name.split(".")[0]
-                    modules, _ = packages.setdefault(top, ([], node.lineno))
-                    modules.append(alias.name)
-            if kept:
-                node.names = kept
-                out.insert(0, node)
-            return out
-        return [node]
+        values: ConfigDict,
+        imported: set[Any],
+        program: PureProgram,
+        bases: dict[str, Result],
+        kept: bool,
+    ) -> None:
+        self.values = values
+        self.imported = imported
+        self.program = program
+        self.bases = bases
+        self.kept = kept
+
+    def made_of(self, program: PureProgram, bases: dict[str, Result]) -> bool:
+        """Whether running ``program`` over ``bases`` gives these values again: the same
+        compiled text (the source cache gives one program per text) over the same base values."""
+        return (
+            self.program is program
+            and self.bases.keys() == bases.keys()
+            and all(self.bases[m] is r for m, r in bases.items())
+        )
+
+
+# filename -> the latest values of that closed file, made again when its text or bases change.
+_kept: dict[str, Result] = {}
+
+
+def program_of(filename: str, text: str, tree: ast.Module | None = None) -> PureProgram:
+    """The compiled program of a pure-Python config file, made once per text."""
+    return cached("pure", filename, text, lambda: compile_pure(text, filename, tree))
 
 
 def _bind_base_names(
-    node: ast.ImportFrom, base: dict, module: str, namespace: dict, filename: str
+    module: str,
+    line: int,
+    names: list[tuple[str, str | None]],
+    base: dict[str, Any],
+    namespace: dict[str, Any],
+    filename: str,
 ) -> None:
-    for alias in node.names:
-        if alias.name == "*":
+    for name, asname in names:
+        if name == "*":
             namespace.update(dict.items(base))
             continue
-        if alias.name not in base:
+        if name not in base:
             from .errors import closest
 
             raise ConfigKeyError(
-                f"base config {module} defines no {alias.name!r}{closest(alias.name, base)}",
+                f"base config {module} defines no {name!r}{closest(name, base)}",
                 filename,
-                node.lineno,
+                line,
             )
-        namespace[alias.asname or alias.name] = dict.__getitem__(base, alias.name)
-
-
-def _lazy_assign(
-    node: ast.stmt, name: str, module: str, imported: str | None, filename: str
-) -> ast.stmt:
-    call = ast.Call(
-        func=ast.Name(_LAZY, ast.Load()),
-        args=[
-            ast.Constant(module),
-            ast.Constant(imported),
-            ast.Constant(f"{filename}, line {node.lineno}"),
-        ],
-        keywords=[],
-    )
-    return ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())], value=call), node)
+        namespace[asname or name] = dict.__getitem__(base, name)
 
 
 def base_module_path(module: str, filename: str, line: int) -> str:
@@ -231,11 +184,12 @@ def base_module_path(module: str, filename: str, line: int) -> str:
                 filename,
                 line,
             )
-        folder = package_dir(parts[0])
-        if folder is None:
+        installed = package_dir(parts[0])
+        if installed is None:
             raise ConfigFileNotFoundError(
                 f"base config {module}: package {parts[0]!r} is not installed", filename, line
             )
+        folder = installed
         parts = parts[1:]
     path = os.path.normpath(os.path.join(folder, *parts[:-1], parts[-1] + ".py"))
     if not os.path.isfile(path):
@@ -243,14 +197,72 @@ def base_module_path(module: str, filename: str, line: int) -> str:
     return path
 
 
-def _to_config_dict(value: Any) -> Any:
-    if isinstance(value, dict):
-        converted = ConfigDict()
+def to_config_dicts(values: dict[str, Any]) -> ConfigDict:
+    """``values`` with every dict in it a ConfigDict, each object once.
+
+    The ConfigDicts of bases (made by this same load) are taken over, not copied: only plain
+    dicts are converted, and lists and tuples rebuilt (a list may come from anywhere, even a
+    module, and user code may have put plain dicts in it). A ConfigDict found twice (``b = a``
+    in a config) is copied the second time, so no two keys share one dict.
+    """
+    seen: set[int] = set()
+    converted = ConfigDict()
+    for key, value in values.items():
+        dict.__setitem__(converted, key, _adopt(value, seen))
+    return converted
+
+
+def _adopt(value: Any, seen: set[int]) -> Any:
+    kind = type(value)
+    if kind is ConfigDict:
+        if id(value) in seen:
+            return _adopt(dict(dict.items(value)), seen)
+        seen.add(id(value))
         for key, item in dict.items(value):
-            dict.__setitem__(converted, key, _to_config_dict(item))
-        return converted
+            if isinstance(item, _CONTAINERS):
+                new = _adopt(item, seen)
+                if new is not item:
+                    dict.__setitem__(value, key, new)
+        return value
+    if kind is list:
+        return [_adopt(v, seen) if isinstance(v, _CONTAINERS) else v for v in value]
+    if kind is tuple:
+        return tuple([_adopt(v, seen) if isinstance(v, _CONTAINERS) else v for v in value])
+    if isinstance(value, dict):
+        adopted = ConfigDict()
+        for key, item in dict.items(value):
+            dict.__setitem__(
+                adopted, key, _adopt(item, seen) if isinstance(item, _CONTAINERS) else item
+            )
+        return adopted
     if isinstance(value, list):
-        return [_to_config_dict(v) for v in value]
-    if type(value) is tuple:
-        return tuple(_to_config_dict(v) for v in value)
+        return [_adopt(v, seen) for v in value]
     return value
+
+
+_CONTAINERS = (dict, list, tuple)
+
+
+def thaw(value: Any) -> Any:
+    """A copy of kept values that can be changed without changing them: containers and lazy
+    objects copied, immutable values shared."""
+    kind = type(value)
+    if kind is ConfigDict:
+        copied = ConfigDict()
+        for key, item in dict.items(value):
+            dict.__setitem__(copied, key, item if type(item) in _IMMUTABLE else thaw(item))
+        return copied
+    if kind is list:
+        return [v if type(v) in _IMMUTABLE else thaw(v) for v in value]
+    if kind is tuple:
+        return tuple([v if type(v) in _IMMUTABLE else thaw(v) for v in value])
+    if kind in _IMMUTABLE:
+        return value
+    if kind is LazyObject or kind is LazyAttr:
+        copied = object.__new__(kind)
+        copied.__dict__.update(value.__dict__)
+        return copied
+    return copy.deepcopy(value)
+
+
+_IMMUTABLE = {str, int, float, bool, complex, bytes, type(None), type}

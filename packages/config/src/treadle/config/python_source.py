@@ -22,6 +22,7 @@ from .errors import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
+    import types
     from typing import Any
 
 BASE_KEY = "_base_"
@@ -41,7 +42,7 @@ def parse(text: str, filename: str) -> ast.Module:
         ) from None
 
 
-def compile_text(text: str, filename: str):
+def compile_text(text: str, filename: str) -> types.CodeType:
     """Compile source with the real filename, so tracebacks show the config's lines."""
     try:
         return compile(text, filename, "exec", dont_inherit=True)
@@ -165,29 +166,34 @@ def split_base(tree: ast.Module, filename: str) -> tuple[list[tuple[str, int]] |
     return list(zip(paths, lines, strict=True)), found.lineno
 
 
-def key_lines(tree: ast.Module) -> dict[tuple, int]:
+def key_lines(tree: ast.Module) -> dict[tuple[Any, ...], int]:
     """Line of each key path a Python config assigns: top-level names, keys of ``dict(...)``
     calls and ``{...}`` literals nested in them."""
     import ast
 
-    lines: dict[tuple, int] = {}
+    lines: dict[tuple[Any, ...], int] = {}
 
-    def walk(value: Any, path: tuple) -> None:
+    def walk(value: Any, path: tuple[Any, ...]) -> None:
         if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "dict":
             for kw in value.keywords:
                 if kw.arg is not None:
-                    lines[(*path, kw.arg)] = kw.value.lineno if not kw.lineno else kw.lineno
-                    walk(kw.value, (*path, kw.arg))
+                    here = (*path, kw.arg)
+                    lines[here] = kw.value.lineno if not kw.lineno else kw.lineno
+                    walk(kw.value, here)
         elif isinstance(value, ast.Dict):
             for key, item in zip(value.keys, value.values, strict=True):
                 if isinstance(key, ast.Constant):
-                    lines[(*path, key.value)] = key.lineno
-                    walk(item, (*path, key.value))
+                    here = (*path, key.value)
+                    lines[here] = key.lineno
+                    walk(item, here)
 
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else []
-        if isinstance(node, ast.AnnAssign):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign):
             targets = [node.target]
+        else:
+            continue
         for target in targets:
             if isinstance(target, ast.Name):
                 lines.setdefault((target.id,), node.lineno)
@@ -195,7 +201,7 @@ def key_lines(tree: ast.Module) -> dict[tuple, int]:
     return lines
 
 
-_TRANSLATED: dict[type, type] = {
+_TRANSLATED: dict[type[Exception], type[ConfigError]] = {
     AttributeError: ConfigAttributeError,
     KeyError: ConfigKeyError,
     NameError: ConfigNameError,
@@ -206,7 +212,7 @@ _TRANSLATED: dict[type, type] = {
 }
 
 
-def run(code: Any, namespace: dict, filename: str) -> None:
+def run(code: Any, namespace: dict[str, Any], filename: str) -> None:
     """Execute a config's code; an error in it names the config's file and line."""
     try:
         exec(code, namespace)

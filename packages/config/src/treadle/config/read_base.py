@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 
 @contextmanager
-def read_base():
+def read_base() -> Iterator[None]:
     """Inside ``with read_base():``, ``from .base import *`` imports a base config.
 
     Example (a pure-Python config)::

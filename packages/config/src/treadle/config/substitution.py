@@ -58,7 +58,7 @@ def substitute_env(text: str, filename: str, used: dict[str, str]) -> str:
     if "{{" not in text:
         return text
 
-    def replace(match: re.Match) -> str:
+    def replace(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
         if name in os.environ:
             used[name] = os.environ[name]
@@ -92,7 +92,7 @@ class BaseRefs:
         if "_base_" not in text or "{{" not in text:
             return text
 
-        def replace(match: re.Match) -> str:
+        def replace(match: re.Match[str]) -> str:
             token = _TOKEN.format(len(self.refs))
             self.refs.append((match.group(1), line_of(text, match.start())))
             if quote_outside_strings and not _inside_json_string(text, match.start()):
@@ -101,12 +101,12 @@ class BaseRefs:
 
         return _BASE_REF.sub(replace, text)
 
-    def resolve(self, base: dict) -> dict[str, Any]:
+    def resolve(self, base: dict[str, Any]) -> dict[str, Any]:
         """Look every reference up in ``base``; returns ``{token: value}``."""
         self.values = [self._lookup(base, key, line) for key, line in self.refs]
         return {_TOKEN.format(i): v for i, v in enumerate(self.values)}
 
-    def _lookup(self, base: dict, key: str, line: int) -> Any:
+    def _lookup(self, base: dict[str, Any], key: str, line: int) -> Any:
         value: Any = base
         walked = "_base_"
         for part in key.split("."):

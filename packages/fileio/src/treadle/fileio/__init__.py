@@ -20,6 +20,7 @@ from .backends import (
     register_backend,
 )
 from .errors import StorageError, UnknownBackendError
+from .file_client import FileClient
 from .handlers import (
     BaseFileHandler,
     JsonHandler,
@@ -58,6 +59,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BaseFileHandler",
     "BaseStorageBackend",
+    "FileClient",
     "FsspecBackend",
     "HTTPBackend",
     "HardDiskBackend",

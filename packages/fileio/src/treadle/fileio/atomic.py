@@ -22,11 +22,13 @@ from contextlib import contextmanager, suppress
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from typing import Any
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 _RENAME_EXCHANGE = 2  # linux/fs.h
 _AT_FDCWD = -100
-_renameat2: Callable | bool | None = False  # False: not looked up yet; None: not available
+# False: not looked up yet; None: not available.
+_renameat2: Callable[..., Any] | bool | None = False
 
 
 def _create_temporary(path: str) -> tuple[str, int]:
@@ -42,7 +44,7 @@ def _create_temporary(path: str) -> tuple[str, int]:
             continue
 
 
-def _exchange_function() -> Callable | None:
+def _exchange_function() -> Callable[..., Any] | None:
     global _renameat2
     if _renameat2 is False:
         _renameat2 = None
@@ -53,10 +55,11 @@ def _exchange_function() -> Callable | None:
                 function = ctypes.CDLL(None, use_errno=True).renameat2
             except (OSError, AttributeError):  # glibc < 2.28, or no libc symbols
                 return None
-            function.argtypes = [ctypes.c_int, ctypes.c_char_p] * 2 + [ctypes.c_uint]
+            function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
+            function.argtypes.append(ctypes.c_uint)
             function.restype = ctypes.c_int
             _renameat2 = function
-    return _renameat2
+    return _renameat2 if callable(_renameat2) else None
 
 
 def _exchange(temporary: str, path: str) -> bool:
@@ -65,7 +68,8 @@ def _exchange(temporary: str, path: str) -> bool:
     if function is None:
         return False
     source, target = os.fsencode(temporary), os.fsencode(path)
-    return function(_AT_FDCWD, source, _AT_FDCWD, target, _RENAME_EXCHANGE) == 0
+    status: int = function(_AT_FDCWD, source, _AT_FDCWD, target, _RENAME_EXCHANGE)
+    return status == 0
 
 
 def _fsync(path: str) -> None:
@@ -97,7 +101,7 @@ def _put_in_place(temporary: str, path: str, fsync: bool) -> None:
 
 
 @contextmanager
-def atomic_temporary_path(path: str | os.PathLike, fsync: bool = False) -> Iterator[str]:
+def atomic_temporary_path(path: str | os.PathLike[str], fsync: bool = False) -> Iterator[str]:
     """Yield a temporary path next to ``path``; when the block ends without an error, the file
     written there takes the place of ``path``. On an error it is removed and ``path`` is left
     as it was.
@@ -122,7 +126,7 @@ def atomic_temporary_path(path: str | os.PathLike, fsync: bool = False) -> Itera
 
 
 def atomic_write(
-    path: str | os.PathLike, data: bytes | bytearray | memoryview, fsync: bool = False
+    path: str | os.PathLike[str], data: bytes | bytearray | memoryview, fsync: bool = False
 ) -> None:
     """Write ``data`` to ``path`` atomically (see the module's docstring).
 
@@ -144,7 +148,7 @@ def atomic_write(
         raise
 
 
-def _resolve_link(path: str | os.PathLike) -> str:
+def _resolve_link(path: str | os.PathLike[str]) -> str:
     """A symlink is written through: its target is replaced, not the link."""
     path = os.fspath(path)
     return os.path.realpath(path) if os.path.islink(path) else path

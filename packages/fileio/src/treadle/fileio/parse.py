@@ -9,6 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import os
     from collections.abc import Callable
+    from typing import Any
 
 
 def _lines(text: str) -> list[str]:
@@ -22,13 +23,13 @@ def _lines(text: str) -> list[str]:
 
 
 def list_from_file(
-    filename: str | os.PathLike,
+    filename: str | os.PathLike[str],
     prefix: str = "",
     offset: int = 0,
     max_num: int = 0,
     encoding: str = "utf-8",
-    file_client_args: dict | None = None,
-    backend_args: dict | None = None,
+    file_client_args: dict[str, Any] | None = None,
+    backend_args: dict[str, Any] | None = None,
 ) -> list[str]:
     """The lines of a text file, without their line endings, each after ``prefix``: from
     line ``offset`` on (a negative offset counts as 0), at most ``max_num`` of them (0 or
@@ -47,12 +48,12 @@ def list_from_file(
 
 
 def dict_from_file(
-    filename: str | os.PathLike,
-    key_type: Callable = str,
+    filename: str | os.PathLike[str],
+    key_type: Callable[..., Any] = str,
     encoding: str = "utf-8",
-    file_client_args: dict | None = None,
-    backend_args: dict | None = None,
-) -> dict:
+    file_client_args: dict[str, Any] | None = None,
+    backend_args: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """A dict from a text file of whitespace-separated columns: the first column is the key
     (converted by ``key_type``), the rest the value (a str for one column, else a list).
 

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     from .handlers.base import BaseFileHandler
 
 
-def _merge_backend_args(file_client_args: dict | None, backend_args: dict | None) -> dict | None:
+def _merge_backend_args(
+    file_client_args: dict[str, Any] | None, backend_args: dict[str, Any] | None
+) -> dict[str, Any] | None:
     """MMEngine's deprecated ``file_client_args`` name the same backends as backend_args."""
     if file_client_args is None:
         return backend_args
@@ -45,8 +47,8 @@ def _handler(file_format: str | None, file: object) -> BaseFileHandler:
 def load(
     file: Any,
     file_format: str | None = None,
-    file_client_args: dict | None = None,
-    backend_args: dict | None = None,
+    file_client_args: dict[str, Any] | None = None,
+    backend_args: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Any:
     """The object in ``file`` (a path on any backend, or an open file object); the format
@@ -79,8 +81,8 @@ def dump(
     obj: Any,
     file: Any = None,
     file_format: str | None = None,
-    file_client_args: dict | None = None,
-    backend_args: dict | None = None,
+    file_client_args: dict[str, Any] | None = None,
+    backend_args: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> str | bytes | None:
     """Write ``obj`` to ``file`` (a path on any backend, or an open file object), or return

@@ -19,7 +19,7 @@ _PLAIN = (int, float)
 MAX_UNREAD = 1024
 
 
-def _torch_tensor_type() -> type | None:
+def _torch_tensor_type() -> type[Any] | None:
     # torch is never imported here: if the program has not imported it, no value can be a tensor.
     torch = sys.modules.get("torch")
     return getattr(torch, "Tensor", None)
@@ -81,18 +81,41 @@ def _prepare_count(count: Any) -> tuple[Any, bool]:
         raise type(error)(message) from None
 
 
+class HistoryLengthError(ValueError, AssertionError):
+    """``log_history`` and ``count_history`` differ in length: a ValueError, and the
+    AssertionError MMEngine raises there (its users' tests catch that)."""
+
+
 def _as_list(name: str, history: Any) -> list[Any]:
-    """``history`` as a list of elements; a 0-d array or a scalar is refused with its name."""
+    """``history`` as a flat list of elements; a 0-d array or a scalar is refused with its name.
+
+    An array or nested list of several dimensions is read row after row, as MMEngine does (it
+    appends to its history with ``np.append``, which flattens): ``[[1, 2, 3]]`` is 1, 2, 3.
+    """
     shape = getattr(history, "shape", None)
-    if shape is not None and len(shape) != 1:
+    if shape is not None and len(shape) == 0:
         raise ValueError(f"{name} must be one-dimensional, got {_describe(history)}")
+    if shape is not None and len(shape) > 1:
+        history = history.reshape(-1)
     try:
-        return list(history)
+        items = list(history)
     except TypeError:
         raise TypeError(
             f"{name} must be a sequence (list, tuple, numpy array or tensor), "
             f"got {type(history).__name__}: {history!r}"
         ) from None
+    if any(isinstance(item, (list, tuple)) for item in items):
+        return [leaf for item in items for leaf in _leaves(item)]
+    return items
+
+
+def _leaves(item: Any) -> list[Any]:
+    if isinstance(item, (list, tuple)):
+        return [leaf for inner in item for leaf in _leaves(inner)]
+    shape = getattr(item, "shape", None)
+    if shape is not None and len(shape) > 0:
+        return list(item.reshape(-1))
+    return [item]
 
 
 # CPU tensors are read one by one: item() on host memory synchronizes nothing and is cheaper
@@ -103,7 +126,7 @@ READ_CPU_ONE_BY_ONE = True
 
 def _to_floats(tensors: list[Any]) -> list[float]:
     """Read one-element tensors into floats, with one device synchronization per device."""
-    torch = sys.modules.get("torch")
+    torch: Any = sys.modules.get("torch")  # imported: the tensors came from it
     result: list[float] = [0.0] * len(tensors)
     by_device: dict[Any, list[int]] = {}
     for index, tensor in enumerate(tensors):
@@ -171,9 +194,11 @@ class HistoryBuffer:
         log_history = _as_list("log_history", log_history)
         count_history = _as_list("count_history", count_history)
         if len(log_history) != len(count_history):
-            raise ValueError(
+            # The last sentence is MMEngine's (its spelling too): downstream tests match on it.
+            raise HistoryLengthError(
                 f"log_history and count_history must have the same length, got "
-                f"{len(log_history)} values and {len(count_history)} counts"
+                f"{len(log_history)} values and {len(count_history)} counts. The lengths of "
+                "log_history and count_histroy should be equal"
             )
         if len(log_history) > max_length:
             warnings.warn(
@@ -269,7 +294,7 @@ class HistoryBuffer:
         counts = self._counts
         pending = [i for i in range(start, len(counts)) if type(counts[i]) not in _PLAIN]
         if pending:
-            tensors = [counts[i] for i in pending]
+            tensors: list[Any] = [counts[i] for i in pending]  # the lazy ones are tensors
             for i, tensor, number in zip(pending, tensors, _to_floats(tensors), strict=True):
                 # An integer tensor counts samples: keep the count an int, as a plain one would be.
                 counts[i] = number if tensor.is_floating_point() else int(number)
@@ -306,7 +331,8 @@ class HistoryBuffer:
     def mean(self, window_size: int | None = None) -> float:
         """Sum of the values divided by the sum of the counts, over the last ``window_size``."""
         values, counts = self._window(window_size)
-        return sum(values) / sum(counts)
+        mean: float = sum(values) / sum(counts)
+        return mean
 
     def max(self, window_size: int | None = None) -> Any:
         """The largest of the last ``window_size`` values (all of them by default)."""
@@ -376,6 +402,17 @@ class HistoryBuffer:
 
     def __repr__(self) -> str:
         return f"HistoryBuffer(length={len(self._values)}, max_length={self.max_length})"
+
+    # MMEngine's attribute names, which toolbox code and tests read (there: numpy arrays).
+    @property
+    def _log_history(self) -> list[Any]:
+        """The values kept, oldest first, as a list (MMEngine's attribute name)."""
+        return self.data[0]
+
+    @property
+    def _count_history(self) -> list[Any]:
+        """The counts of the values kept, oldest first, as a list (MMEngine's attribute name)."""
+        return self.data[1]
 
 
 def _plain_count(count: Any) -> int | float:

@@ -177,7 +177,8 @@ class Logger(logging.Logger, ManagerMixin):
         level = _to_level(level)
         self.level = level
         # logging clears the isEnabledFor caches of the loggers it manages only; this one is not.
-        self._cache.clear()
+        # typeshed leaves out Logger._cache, which CPython has had since 3.7.
+        self._cache.clear()  # type: ignore[attr-defined]
         console_level = level if self._console_at_level else max(level, logging.ERROR)
         self._console_handler.setLevel(console_level)
         if self._file_handler is not None:

@@ -24,11 +24,12 @@ _LOCK = threading.RLock()
 
 def _init_parameter_names(cls: type) -> tuple[str, ...]:
     """Names of the parameters of ``cls.__init__`` that can be passed by keyword."""
-    init = cls.__init__
+    init = getattr(cls, "__init__")  # noqa: B009 - on the class, not an instance
     code = getattr(init, "__code__", None)
     if code is not None:
         # Reading the code object is far cheaper than importing inspect at class creation.
-        return code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        names: tuple[str, ...] = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        return names
     import inspect  # an __init__ without a code object (a C function, a callable object): rare
 
     try:

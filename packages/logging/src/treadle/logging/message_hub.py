@@ -32,6 +32,12 @@ class MessageHub(ManagerMixin):
     updating never synchronizes the device. Each key is marked ``resumed`` or not the first time it
     is written; only resumed keys go into ``state_dict()`` and so into checkpoints.
 
+    A writer may hold back values it has recorded and write them only when they are read: set
+    ``pending_writer`` to a function of no arguments and every read (``get_scalar``,
+    ``log_scalars``, ``get_info``, ``runtime_info``, ``state_dict``) calls it first. A train
+    loop that skips its recording hooks at most steps uses it so that whatever reads the hub
+    sees every step's values; while no writer is set, a read costs one attribute test more.
+
     Args:
         name: the instance name.
         log_scalars: initial ``{key: HistoryBuffer}``.
@@ -49,6 +55,11 @@ class MessageHub(ManagerMixin):
         >>> restored.load_state_dict(hub.state_dict())
         >>> restored.get_info('epoch')
         3
+        >>> held = [0.25, 0.5]
+        >>> hub.pending_writer = lambda: hub.extend_scalar('held', held) or held.clear()
+        >>> hub.get_scalar('held').data[0]
+        [0.25, 0.5]
+        >>> hub.pending_writer = None
     """
 
     # get_current_instance() with no instance yet creates this one: hooks can always reach a hub.
@@ -65,6 +76,9 @@ class MessageHub(ManagerMixin):
         self._log_scalars: dict[str, HistoryBuffer] = self._check_dict("log_scalars", log_scalars)
         self._runtime_info: dict[str, Any] = self._check_dict("runtime_info", runtime_info)
         self._resumed_keys: dict[str, bool] = self._check_dict("resumed_keys", resumed_keys)
+        # Called before every read to write what was recorded but not written yet (see the
+        # class docstring); None while nothing is held back.
+        self.pending_writer: Callable[[], None] | None = None
         for key, value in self._log_scalars.items():
             if not isinstance(value, HistoryBuffer):
                 raise TypeError(
@@ -75,6 +89,20 @@ class MessageHub(ManagerMixin):
                 raise KeyError(
                     f"resumed_keys names {key!r}, which is in neither log_scalars nor runtime_info"
                 )
+
+    def _write_pending(self) -> None:
+        """Call ``pending_writer``; reads made while it writes (its own, or those of code it
+        calls) see the hub as it is, rather than calling it again."""
+        writer = self.pending_writer
+        if writer is None:
+            return
+        self.pending_writer = None
+        try:
+            writer()
+        finally:
+            # Unless the writer replaced itself meanwhile.
+            if self.pending_writer is None:
+                self.pending_writer = writer
 
     @staticmethod
     def _check_dict(argument: str, value: Any) -> dict[str, Any]:
@@ -152,7 +180,7 @@ class MessageHub(ManagerMixin):
         self._check_count(key, count)
         buffer = self._log_scalars.get(key)
         new = buffer is None
-        if new:
+        if buffer is None:
             buffer = HistoryBuffer()
         self._append(key, buffer, value, count, add)
         # Registered only once a valid value is in, so a failed first update leaves no trace.
@@ -226,15 +254,21 @@ class MessageHub(ManagerMixin):
     @property
     def log_scalars(self) -> dict[str, HistoryBuffer]:
         """All scalars, ``{key: HistoryBuffer}``."""
+        if self.pending_writer is not None:
+            self._write_pending()
         return self._log_scalars
 
     @property
     def runtime_info(self) -> dict[str, Any]:
         """All runtime information, ``{key: value}``."""
+        if self.pending_writer is not None:
+            self._write_pending()
         return self._runtime_info
 
     def get_scalar(self, key: str) -> HistoryBuffer:
         """Return the ``HistoryBuffer`` of ``key``; KeyError if it was never updated."""
+        if self.pending_writer is not None:
+            self._write_pending()
         buffer = self._log_scalars.get(key)
         if buffer is None:
             raise KeyError(
@@ -246,6 +280,8 @@ class MessageHub(ManagerMixin):
     def get_info(self, key: str, default: Any = _MISSING) -> Any:
         """Return the runtime information ``key``; ``default`` if absent and given, else
         KeyError (MMEngine returns None)."""
+        if self.pending_writer is not None:
+            self._write_pending()
         value = self._runtime_info.get(key, _MISSING)
         if value is not _MISSING:
             return value
@@ -263,6 +299,8 @@ class MessageHub(ManagerMixin):
         """
         import copy  # imported here: only checkpoints need it
 
+        if self.pending_writer is not None:
+            self._write_pending()
         scalars = {
             key: copy.deepcopy(buffer)
             for key, buffer in self._log_scalars.items()
@@ -296,6 +334,7 @@ class MessageHub(ManagerMixin):
 
         if isinstance(state_dict, MessageHub):
             source = state_dict
+            source._write_pending()
             state_dict = {
                 "log_scalars": source._log_scalars,
                 "runtime_info": source._runtime_info,

@@ -58,12 +58,13 @@ class DefaultScope(ManagerMixin):
         return self._scope_name
 
     @classmethod
-    def get_current_instance(cls) -> DefaultScope | None:  # type: ignore[override]
+    def get_current_instance(cls) -> DefaultScope | None:
         """Return the newest instance, or None when none was created (a default scope is
         optional, unlike a logger)."""
         if not cls._instance_dict:
             return None
-        return super().get_current_instance()
+        instance: DefaultScope = super().get_current_instance()
+        return instance
 
     @classmethod
     @contextmanager
@@ -91,7 +92,8 @@ def current_scope_name() -> str | None:
     instances = DefaultScope._instance_dict
     if not instances:
         return None
-    return next(reversed(instances.values()))._scope_name
+    newest: DefaultScope = next(reversed(instances.values()))
+    return newest._scope_name
 
 
 def init_default_scope(scope: str) -> None:

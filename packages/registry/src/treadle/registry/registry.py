@@ -20,6 +20,7 @@ from .default_scope import DefaultScope, current_scope_name
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
+    from types import FrameType
     from typing import Any
 
 # Bumped whenever a registry gains a child anywhere: a root caches where each scope lives, and
@@ -38,7 +39,7 @@ _roots: weakref.WeakSet[Registry] = weakref.WeakSet()
 def _infer_scope() -> str:
     """The top-level package of the module that created the registry ('mydet.models.x' gives
     'mydet'), skipping this module and the __init__ of Registry subclasses."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         module_name = frame.f_globals.get("__name__")
         if module_name != __name__ and not (
@@ -136,7 +137,7 @@ class Registry:
                 from .build_functions import build_from_cfg
 
                 build_func = build_from_cfg
-        self.build_func = build_func
+        self.build_func: Callable[..., Any] = build_func
 
     # -- what the registry is --------------------------------------------------------------
 

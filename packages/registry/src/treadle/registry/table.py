@@ -19,7 +19,7 @@ def _describe(obj: Any) -> tuple[str, str]:
         func = getattr(obj, "func", None)
         name = repr(obj) if func is None else f"partial({getattr(func, '__qualname__', func)})"
     kind = "class" if isinstance(obj, type) else "function"
-    module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", "?")
+    module = str(getattr(obj, "__module__", None) or getattr(type(obj), "__module__", "?"))
     return f"{kind} {name}", module
 
 

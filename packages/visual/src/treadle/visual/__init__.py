@@ -1,10 +1,13 @@
 """treadle.visual: the Visualizer and tracker backends (TensorBoard, Aim, MLflow, W&B, ...).
 
 The API follows MMEngine 0.10's ``mmengine.visualization``: ``from mmengine.visualization
-import Visualizer`` becomes ``from treadle.visual import Visualizer``. Importing it loads numpy
-and matplotlib, but neither torch nor any tracker library: each backend imports its library the
-first time it writes.
+import Visualizer`` becomes ``from treadle.visual import Visualizer``. Importing it loads numpy,
+but neither matplotlib, torch nor any tracker library: matplotlib is imported by the first
+drawing call (or ``plot_scalars``), and each backend imports its library the first time it
+writes.
 """
+
+from typing import Any
 
 from .backends import (
     AimVisBackend,
@@ -18,7 +21,6 @@ from .backends import (
     WandbVisBackend,
 )
 from .backends.base import force_init_env
-from .plot import plot_scalars
 from .registry import VISBACKENDS, VISUALIZERS
 from .scalars_file import find_scalars_file, read_scalars
 from .visualizer import Visualizer
@@ -44,3 +46,13 @@ __all__ = [
     "plot_scalars",
     "read_scalars",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # plot_scalars is imported on first access: its module imports matplotlib (about half a
+    # second), which a training run that only logs scalars never needs.
+    if name == "plot_scalars":
+        from .plot import plot_scalars
+
+        return plot_scalars
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,8 +12,6 @@ import difflib
 import numbers
 from typing import Any
 
-from matplotlib import colors as mcolors
-
 Color = str | tuple
 RGB = tuple[float, float, float]
 
@@ -30,6 +28,10 @@ def to_rgb(color: Any, name: str = "color", allow_none: bool = False) -> RGB | N
         (0.0, 0.5, 0.0)
     """
     if isinstance(color, str):
+        # Imported here, not with the module: the Visualizer imports this module, and a run
+        # that never draws must not pay for matplotlib's import.
+        from matplotlib import colors as mcolors
+
         if color.lower() == NO_COLOR:
             if allow_none:
                 return None
@@ -70,6 +72,8 @@ def colors_per_item(
 
 
 def _unknown_name_message(name: str, color: str) -> str:
+    from matplotlib import colors as mcolors
+
     known = list(mcolors.get_named_colors_mapping())
     close = difflib.get_close_matches(color.lower(), known, n=3)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""

@@ -9,11 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from matplotlib import rcParams
-from matplotlib.collections import LineCollection, PatchCollection, PathCollection, PolyCollection
-from matplotlib.markers import MarkerStyle
-from matplotlib.patches import Circle
-from matplotlib.transforms import IdentityTransform
 
 from .colors import colors_per_item
 from .draw_args import (
@@ -41,7 +36,12 @@ def rgba_array(rgbs: list, alpha: float) -> np.ndarray:
 
 
 class ShapeDrawingMixin:
-    """The point, line, circle, box and polygon methods of the Visualizer."""
+    """The point, line, circle, box and polygon methods of the Visualizer.
+
+    matplotlib is imported in the methods that draw, not with this module: the Visualizer's
+    class needs this mixin, and a training run that only logs scalars must not pay for
+    matplotlib's import (about half a second).
+    """
 
     def draw_points(
         self,
@@ -51,6 +51,11 @@ class ShapeDrawingMixin:
         sizes: Any = None,
     ) -> Any:
         """Draw markers at ``positions`` ((N, 2) x, y); ``sizes`` in points², per point."""
+        from matplotlib import rcParams
+        from matplotlib.collections import PathCollection
+        from matplotlib.markers import MarkerStyle
+        from matplotlib.transforms import IdentityTransform
+
         canvas = self._canvas_with_image("draw_points")
         points = as_rows("positions", positions, 2, "x, y of each point")
         warn_outside("points", points[:, None], canvas.width, canvas.height)
@@ -86,6 +91,8 @@ class ShapeDrawingMixin:
         line_widths: int | float | list = 2,
     ) -> Any:
         """Draw segments from (x_datas[i, 0], y_datas[i, 0]) to (x_datas[i, 1], y_datas[i, 1])."""
+        from matplotlib.collections import LineCollection
+
         canvas = self._canvas_with_image("draw_lines")
         xs = as_rows("x_datas", x_datas, 2, "x of the start and end of each line")
         ys = as_rows("y_datas", y_datas, 2, "y of the start and end of each line")
@@ -116,6 +123,9 @@ class ShapeDrawingMixin:
         alpha: float = 0.8,
     ) -> Any:
         """Draw circles of ``radius`` (N,) around ``center`` (N, 2), in pixels."""
+        from matplotlib.collections import PatchCollection
+        from matplotlib.patches import Circle
+
         canvas = self._canvas_with_image("draw_circles")
         centers = as_rows("center", center, 2, "x, y of each centre")
         radii = as_array("radius", radius).reshape(-1)
@@ -190,6 +200,8 @@ class ShapeDrawingMixin:
         face_colors: Any,
         alpha: float,
     ) -> Any:
+        from matplotlib.collections import PolyCollection
+
         style = self._outline_style(
             len(shapes), edge_colors, face_colors, line_styles, line_widths, alpha
         )

@@ -2,52 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib import rcParams
-from matplotlib.artist import Artist
-from matplotlib.colors import to_rgba
-from matplotlib.font_manager import FontProperties
-from matplotlib.patches import FancyBboxPatch
-from matplotlib.text import Text
-from matplotlib.transforms import IdentityTransform
 
 from .colors import colors_per_item
 from .draw_args import as_rows, per_item, per_item_numbers, warn_outside
-from .text_raster import GlyphFont
+
+if TYPE_CHECKING:
+    from matplotlib.font_manager import FontProperties
 
 _VERTICAL = ("top", "bottom", "center", "baseline", "center_baseline")
 _HORIZONTAL = ("left", "center", "right")
 
 
-class TextStamps(Artist):
-    """Pre-rendered labels (RGBA, top-down) blitted at pixel positions, each over its box."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.items: list[tuple[np.ndarray, int, int, FancyBboxPatch | None]] = []
-
-    def draw(self, renderer: Any) -> None:
-        gc = renderer.new_gc()
-        canvas_width, canvas_height = int(renderer.width), int(renderer.height)
-        for rgba, left, top, box in self.items:
-            if box is not None:
-                box.set_figure(self.get_figure())
-                box.draw(renderer)
-            height, width = rgba.shape[:2]
-            # Cut to the canvas: Agg is given only what lies on it.
-            r0, c0 = max(-top, 0), max(-left, 0)
-            r1 = min(height, canvas_height - top)
-            c1 = min(width, canvas_width - left)
-            if r0 < r1 and c0 < c1:
-                piece = np.ascontiguousarray(rgba[r0:r1, c0:c1][::-1])
-                renderer.draw_image(gc, left + c0, canvas_height - (top + r1), piece)
-        gc.restore()
-
-
 class TextDrawingMixin:
-    """The ``draw_texts`` method of :class:`~treadle.visual.Visualizer`."""
+    """The ``draw_texts`` method of :class:`~treadle.visual.Visualizer`.
+
+    matplotlib (and the modules built on it: text_render, text_raster) is imported when a text
+    is drawn, not with this module: the Visualizer's class needs this mixin, and a training run
+    that only logs scalars must not pay for matplotlib's import (about half a second).
+    """
 
     def draw_texts(
         self,
@@ -68,6 +43,11 @@ class TextDrawingMixin:
         ``bboxes`` are matplotlib ``FancyBboxPatch`` properties of a box behind each text
         (``dict(facecolor='black', alpha=0.8, pad=0.7, edgecolor='none')``).
         """
+        from matplotlib.font_manager import FontProperties
+
+        from .text_raster import GlyphFont
+        from .text_render import TextStamps, background_box, matplotlib_text, plain_box
+
         canvas = self._canvas_with_image("draw_texts")
         if isinstance(texts, str):
             texts = [texts]
@@ -104,7 +84,7 @@ class TextDrawingMixin:
             if props[i] is not None or _is_math(text) or not font.has_glyphs(text):
                 # What the glyph cache cannot do exactly, matplotlib draws itself.
                 canvas.add(
-                    _matplotlib_text(
+                    matplotlib_text(
                         points[i],
                         text,
                         sizes[i],
@@ -126,9 +106,9 @@ class TextDrawingMixin:
             height, width = mask.shape
             left = _aligned(points[i][0], width, horizontals[i], {"left": 0, "right": 1})
             top = _top(points[i][1], height, rendered.ascent, verticals[i])
-            plain_box = None if boxes[i] is None else _plain_box(boxes[i], sizes[i], canvas.dpi)
-            if plain_box is not None:
-                rgba, left, top = _stamp_on_box(mask, rgbs[i], left, top, *plain_box)
+            fill = None if boxes[i] is None else plain_box(boxes[i], sizes[i], canvas.dpi)
+            if fill is not None:
+                rgba, left, top = _stamp_on_box(mask, rgbs[i], left, top, *fill)
                 stamps.items.append((rgba, left, top, None))
                 continue
             rgba = np.empty((height, width, 4), dtype=np.uint8)
@@ -136,7 +116,7 @@ class TextDrawingMixin:
             rgba[..., 3] = mask
             box = None
             if boxes[i] is not None:
-                box = _background_box(
+                box = background_box(
                     boxes[i], left, top, width, height, sizes[i], canvas.dpi, canvas.height
                 )
             stamps.items.append((rgba, left, top, box))
@@ -165,31 +145,6 @@ def _top(y: float, height: int, ascent: int, alignment: str) -> int:
     return round(y - height / 2)
 
 
-_PLAIN_BOX_KEYS = {"facecolor", "fc", "alpha", "pad", "edgecolor", "ec", "boxstyle"}
-
-
-def _plain_box(props: dict, size: float, dpi: float) -> tuple[np.ndarray, int] | None:
-    """(face RGBA, pad in pixels) when ``props`` is a plain filled rectangle without edge.
-
-    That box (MMDetection's label background) is painted into the text's own bitmap; any
-    other style goes through matplotlib's FancyBboxPatch.
-    """
-    if not props.keys() <= _PLAIN_BOX_KEYS or props.get("boxstyle", "square") != "square":
-        return None
-    edge = props.get("edgecolor", props.get("ec", "none"))
-    if not (isinstance(edge, str) and edge.lower() == "none"):
-        return None
-    face = props.get("facecolor", props.get("fc", rcParams["patch.facecolor"]))
-    try:
-        rgba = np.array(to_rgba(face))
-    except ValueError:
-        raise ValueError(f"bboxes: unknown facecolor {face!r}") from None
-    if props.get("alpha") is not None:
-        rgba[3] = float(props["alpha"])
-    pad_points = props.get("pad", 4)  # matplotlib's default for a square text box
-    return rgba, max(round(pad_points * dpi / 72), 0)
-
-
 def _stamp_on_box(
     mask: np.ndarray, rgb: Any, left: int, top: int, face: np.ndarray, pad: int
 ) -> tuple[np.ndarray, int, int]:
@@ -207,64 +162,6 @@ def _stamp_on_box(
     rgba[..., :3] = np.rint(colour * 255)
     rgba[..., 3] = np.rint(alpha[..., 0] * 255)
     return rgba, left - pad, top - pad
-
-
-def _background_box(
-    props: dict,
-    left: int,
-    top: int,
-    width: int,
-    height: int,
-    size: float,
-    dpi: float,
-    canvas_height: int,
-) -> FancyBboxPatch:
-    """The box matplotlib's ``Text(bbox=props)`` draws: ``pad`` in points unless a style."""
-    props = dict(props)
-    style = props.pop("boxstyle", None)
-    pad = props.pop("pad", None)
-    if style is None:
-        style = "square"
-        pad = (4 if pad is None else pad) / size
-    elif pad is None:
-        pad = 0.3
-    if isinstance(style, str) and "pad" not in style:
-        style = f"{style},pad={pad:.2f}"
-    box = FancyBboxPatch(
-        (left, canvas_height - top - height),
-        width,
-        height,
-        boxstyle=style,
-        transform=IdentityTransform(),
-        **props,
-    )
-    box.set_mutation_scale(size * dpi / 72)
-    return box
-
-
-def _matplotlib_text(
-    point: np.ndarray,
-    text: str,
-    size: float,
-    rgb: Any,
-    vertical: str,
-    horizontal: str,
-    family: str,
-    bbox: dict | None,
-    properties: FontProperties | None,
-) -> Text:
-    return Text(
-        float(point[0]),
-        float(point[1]),
-        text,
-        size=size,
-        color=rgb,
-        verticalalignment=vertical,
-        horizontalalignment=horizontal,
-        family=family,
-        bbox=bbox,
-        fontproperties=properties,
-    )
 
 
 def _is_math(text: str) -> bool:

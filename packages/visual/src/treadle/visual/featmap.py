@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 
 from .image_check import check_image
-from .text_raster import GlyphFont
 
 REDUCTIONS = ("squeeze_mean", "select_max")
 # The channel labels of the top-k grid: 10 pt black, baseline 15 px from each tile's top.
@@ -148,6 +147,10 @@ def _jet() -> np.ndarray:
 
 def _label(tile: np.ndarray, text: str) -> None:
     """Write ``text`` in black into ``tile``, its baseline at (2, 15) as MMEngine does."""
+    # text_raster renders with matplotlib's FreeType: imported here, when a label is drawn,
+    # so that importing the Visualizer does not import matplotlib.
+    from .text_raster import GlyphFont
+
     rendered = GlyphFont.for_family("sans-serif", _LABEL_POINTS, _LABEL_DPI).render(text)
     mask = rendered.mask
     x, y = _LABEL_XY[0], _LABEL_XY[1] - rendered.ascent

@@ -58,15 +58,19 @@ class ImageWindow:
             self._figure = None
 
 
-def show_with_cv2(image: np.ndarray, title: str, wait_time: float, window: str) -> None:
-    """OpenCV's window; OpenCV is optional (``pip install opencv-python``)."""
-    try:
-        cv2 = import_tracker("cv2", "cv2", "Visualizer.show(backend='cv2')")
-    except ImportError as error:
-        raise ImportError(
-            "Visualizer.show(backend='cv2') needs OpenCV: pip install opencv-python "
-            "(or use the default backend='matplotlib')"
-        ) from error
+def show_with_cv2(
+    image: np.ndarray, title: str, wait_time: float, window: str, cv2: Any = None
+) -> None:
+    """OpenCV's window; OpenCV is optional (``pip install opencv-python``). ``cv2`` is the
+    module to use, imported here when None."""
+    if cv2 is None:
+        try:
+            cv2 = import_tracker("cv2", "cv2", "Visualizer.show(backend='cv2')")
+        except ImportError as error:
+            raise ImportError(
+                "Visualizer.show(backend='cv2') needs OpenCV: pip install opencv-python "
+                "(or use the default backend='matplotlib')"
+            ) from error
     cv2.namedWindow(window)
     cv2.setWindowTitle(window, title)
     cv2.imshow(window, np.ascontiguousarray(image[..., ::-1]))  # OpenCV shows BGR

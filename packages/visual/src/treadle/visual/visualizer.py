@@ -7,14 +7,13 @@ import inspect
 import os
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from treadle.logging import ManagerMixin
 
 from .backends.base import CALLER_STEP_AXIS, BaseVisBackend
-from .canvas import Canvas
 from .draw_masks import MaskDrawingMixin
 from .draw_shapes import ShapeDrawingMixin
 from .draw_texts import TextDrawingMixin
@@ -26,6 +25,13 @@ from .scalars import scalar_dict as checked_scalars
 from .scalars import scalar_value
 from .show import ImageWindow, show_with_cv2
 from .step_axis import global_step_routes
+
+if TYPE_CHECKING:
+    from .canvas import Canvas
+
+# OpenCV, when a caller put it here (tests patch ``visualizer.cv2`` as they do MMEngine's);
+# None imports it on use, since OpenCV is optional.
+cv2: Any = None
 
 
 @VISUALIZERS.register_module()
@@ -69,9 +75,12 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
         self._vis_backends: dict[str, BaseVisBackend] = {}
         self.fig_save_cfg = fig_save_cfg
         self.fig_show_cfg = fig_show_cfg
-        self._canvas = Canvas(dict(fig_save_cfg))
+        # The drawing figure is made on first use (see ``_canvas``): a run that only logs
+        # scalars never imports matplotlib.
+        self._canvas_cfg = dict(fig_save_cfg)
+        self._made_canvas: Canvas | None = None
+        self._dpi: float | None = None
         self._window = ImageWindow(dict(fig_show_cfg))
-        self.dpi = self._canvas.dpi
         self._default_font_size = 10.0
         for backend_name, backend in _build_backends(vis_backends, save_dir):
             if backend_name in self._vis_backends:
@@ -92,6 +101,26 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
         return instance
 
     # -- image -----------------------------------------------------------------------------
+
+    @property
+    def _canvas(self) -> Canvas:
+        """The matplotlib Agg figure drawn on, made the first time anything asks for it."""
+        if self._made_canvas is None:
+            # Deferred: matplotlib costs about half a second to import, and a training run
+            # that only logs scalars never draws.
+            from .canvas import Canvas
+
+            self._made_canvas = Canvas(self._canvas_cfg)
+        return self._made_canvas
+
+    @property
+    def dpi(self) -> float:
+        """Dots per inch of the drawing figure (``fig_save_cfg``'s, else matplotlib's)."""
+        return self._canvas.dpi if self._dpi is None else self._dpi
+
+    @dpi.setter
+    def dpi(self, value: float) -> None:
+        self._dpi = value
 
     @property
     def width(self) -> int:
@@ -161,7 +190,7 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
         if backend == "matplotlib":
             return self._window.show(image, win_name, wait_time, continue_key)
         if backend == "cv2":
-            show_with_cv2(image, win_name, wait_time, window=str(id(self)))
+            show_with_cv2(image, win_name, wait_time, window=str(id(self)), cv2=cv2)
             return None
         raise ValueError(f"backend must be 'matplotlib' or 'cv2', got {backend!r}")
 
@@ -289,7 +318,8 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
             except Exception as error:  # re-raised below, once the others are closed
                 errors.append(error)
         self._window.close()
-        self._canvas.close()
+        if self._made_canvas is not None:
+            self._made_canvas.close()
         if errors:
             raise errors[0]
 

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from contextlib import AbstractContextManager
 
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 
 class BaseStorageBackend(metaclass=ABCMeta):

@@ -23,7 +23,8 @@ from .base import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
+    from typing import Any
 
     from fsspec import AbstractFileSystem
 
@@ -59,7 +60,8 @@ class FsspecBackend(BaseStorageBackend):
 
         url = os.fspath(filepath)
         try:
-            return url_to_fs(url, **self.storage_options)
+            resolved: tuple[AbstractFileSystem, str] = url_to_fs(url, **self.storage_options)
+            return resolved
         except ImportError as exc:
             protocol = url.split("://", 1)[0].rpartition("::")[2]
             if protocol in _EXTRAS:
@@ -83,7 +85,8 @@ class FsspecBackend(BaseStorageBackend):
     def get(self, filepath: PathLike) -> bytes:
         fs, path = self._resolve(filepath)
         try:
-            return fs.cat_file(path)
+            data: bytes = fs.cat_file(path)
+            return data
         except FileNotFoundError:
             raise self._not_found(filepath) from None
 
@@ -104,18 +107,21 @@ class FsspecBackend(BaseStorageBackend):
 
     def exists(self, filepath: PathLike) -> bool:
         fs, path = self._resolve(filepath)
-        return fs.exists(path)
+        answer: bool = fs.exists(path)
+        return answer
 
     def isdir(self, filepath: PathLike) -> bool:
         fs, path = self._resolve(filepath)
-        return fs.isdir(path)
+        answer: bool = fs.isdir(path)
+        return answer
 
     def isfile(self, filepath: PathLike) -> bool:
         fs, path = self._resolve(filepath)
-        return fs.isfile(path)
+        answer: bool = fs.isfile(path)
+        return answer
 
     def join_path(self, filepath: PathLike, *filepaths: PathLike) -> str:
-        return join_with_slashes(os.fspath(filepath), *map(os.fspath, filepaths))
+        return join_with_slashes(os.fspath(filepath), *(os.fspath(p) for p in filepaths))
 
     @contextmanager
     def get_local_path(self, filepath: PathLike) -> Iterator[str]:
@@ -252,7 +258,8 @@ class FsspecBackend(BaseStorageBackend):
         """A signed URL, from the filesystem's ``sign`` (which many do not implement)."""
         fs, path = self._resolve(url)
         try:
-            return fs.sign(path, expiration=expires_in)
+            signed: str = fs.sign(path, expiration=expires_in)
+            return signed
         except NotImplementedError:
             raise NotImplementedError(
                 f"{self.name} cannot presign {url!r}: {type(fs).__name__} does not sign URLs"
@@ -266,7 +273,7 @@ class FsspecBackend(BaseStorageBackend):
 
 
 def _filter_entries(
-    entries: object,
+    entries: Iterable[dict[str, Any]],
     root: str,
     list_dir: bool,
     list_file: bool,

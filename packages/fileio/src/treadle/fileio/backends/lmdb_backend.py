@@ -19,7 +19,10 @@ class LmdbBackend(BaseStorageBackend):
 
     Args:
         db_path: the database directory (or file, with ``subdir=False``).
-        readonly, lock, readahead: passed to ``lmdb.open``; the defaults suit many readers.
+        readonly: passed to ``lmdb.open``, as ``lock`` and ``readahead`` are; the defaults of
+            the three suit many readers.
+        lock: passed to ``lmdb.open``.
+        readahead: passed to ``lmdb.open``.
         **kwargs: other ``lmdb.open`` arguments (``max_readers``, ``subdir``, ...).
 
     The database is opened on first read, not in the constructor, so a backend made in the

@@ -69,7 +69,7 @@ class LocalBackend(BaseStorageBackend):
         """The file is already local: yield its path as it is, and never remove it."""
         if not os.path.exists(filepath):
             raise file_not_found(filepath, self.name)
-        yield filepath
+        yield os.fspath(filepath)
 
     def copyfile(self, src: PathLike, dst: PathLike) -> str:
         """Copy a file; into ``dst`` when it is a directory. The copy is atomic."""
@@ -91,7 +91,7 @@ class LocalBackend(BaseStorageBackend):
         with atomic_temporary_path(dst, self.fsync) as temporary:
             shutil.copyfile(src, temporary)
             shutil.copymode(src, temporary)
-        return dst
+        return os.fspath(dst)
 
     def copytree(self, src: PathLike, dst: PathLike) -> str:
         """Copy a directory tree to ``dst``, which must not exist."""
@@ -100,7 +100,7 @@ class LocalBackend(BaseStorageBackend):
         _check_directory(src, self.name)
         if os.path.exists(dst):
             raise FileExistsError(f"copytree's destination {os.fspath(dst)!r} already exists")
-        return shutil.copytree(src, dst)
+        return os.fspath(shutil.copytree(src, dst))
 
     # Both sides are local: copying from or to "local" is an ordinary copy.
     def copyfile_from_local(self, src: PathLike, dst: PathLike) -> str:

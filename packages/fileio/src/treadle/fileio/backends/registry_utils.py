@@ -23,13 +23,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import os
     from collections.abc import Callable
+    from typing import Any
 
 #: Backend classes by the name ``backend_args={'backend': name}`` selects.
 backends: dict[str, type[BaseStorageBackend]] = {}
 #: Backend classes by the path prefix that selects them.
 prefix_to_backends: dict[str, type[BaseStorageBackend]] = {}
 #: Backends made by get_file_backend(enable_singleton=True), by class and arguments.
-backend_instances: dict[tuple, BaseStorageBackend] = {}
+backend_instances: dict[tuple[Any, ...], BaseStorageBackend] = {}
 _instances_lock = threading.Lock()
 
 
@@ -71,7 +72,7 @@ def register_backend(
     backend: type[BaseStorageBackend] | None = None,
     force: bool = False,
     prefixes: str | list[str] | tuple[str, ...] | None = None,
-) -> Callable | None:
+) -> Callable[..., Any] | None:
     """Register a backend class under ``name`` and, optionally, the path prefixes it serves.
 
     Usable as a function or, without ``backend``, as a class decorator.
@@ -97,7 +98,7 @@ def register_backend(
     return decorate
 
 
-def parse_uri_prefix(uri: str | os.PathLike) -> str:
+def parse_uri_prefix(uri: str | os.PathLike[str]) -> str:
     """``'s3'`` for ``'s3://b/k'`` and ``'cluster:s3://b/k'``; ``''`` for a local path."""
     uri = str(uri)
     head, separator, _ = uri.partition("://")
@@ -141,9 +142,9 @@ def _freeze(value: object) -> object:
 
 
 def get_file_backend(
-    uri: str | os.PathLike | None = None,
+    uri: str | os.PathLike[str] | None = None,
     *,
-    backend_args: dict | None = None,
+    backend_args: dict[str, Any] | None = None,
     enable_singleton: bool = False,
 ) -> BaseStorageBackend:
     """The backend for ``uri``'s prefix, or the one ``backend_args['backend']`` names; the

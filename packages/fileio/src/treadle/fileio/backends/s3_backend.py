@@ -22,6 +22,7 @@ from .s3_paths import check_path_mapping, dir_prefix, map_path, parse_s3_url
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
 _PAGE = 1000  # S3 lists and deletes at most 1000 keys per request
 
@@ -45,8 +46,12 @@ class S3Backend(S3ListingMixin, S3CopiesMixin, BaseStorageBackend):
     Args:
         path_mapping: ``{'old': 'new'}`` replaces the first ``old`` in every path by ``new``
             before use, like MMEngine's PetrelBackend.
-        endpoint_url, region_name, aws_access_key_id, aws_secret_access_key,
-        aws_session_token, profile_name: override the configuration chain.
+        endpoint_url: overrides the configuration chain, as the five below do.
+        region_name: overrides the configuration chain.
+        aws_access_key_id: overrides the configuration chain.
+        aws_secret_access_key: overrides the configuration chain.
+        aws_session_token: overrides the configuration chain.
+        profile_name: overrides the configuration chain.
         addressing_style: 'path', 'virtual' or 'auto' (botocore's default).
         client_config: more keyword arguments for ``botocore.config.Config``.
 
@@ -74,7 +79,7 @@ class S3Backend(S3ListingMixin, S3CopiesMixin, BaseStorageBackend):
         max_attempts: int = 5,
         backoff: float = 0.1,
         max_backoff: float = 20.0,
-        client_config: dict | None = None,
+        client_config: dict[str, Any] | None = None,
     ) -> None:
         self.path_mapping = check_path_mapping(path_mapping)
         # Before s3_retry, which imports botocore: a missing boto3 names the extra to install.
@@ -99,7 +104,7 @@ class S3Backend(S3ListingMixin, S3CopiesMixin, BaseStorageBackend):
         )
 
     @property
-    def client(self):
+    def client(self) -> Any:
         """The boto3 S3 client, for what this backend does not offer."""
         return self._client
 
@@ -127,7 +132,7 @@ class S3Backend(S3ListingMixin, S3CopiesMixin, BaseStorageBackend):
                 exc, operation, os.fspath(filepath), bucket, key, self.retry_policy
             ) from exc
 
-    def _transfer_manager(self):
+    def _transfer_manager(self) -> Any:
         return create_transfer_manager(self._client, self.transfer_config)
 
     # -- bytes ---------------------------------------------------------------------------------
@@ -144,7 +149,8 @@ class S3Backend(S3ListingMixin, S3CopiesMixin, BaseStorageBackend):
                     body.close()
                     return self._download_bytes(bucket, key)
                 try:
-                    return body.read()
+                    data: bytes = body.read()
+                    return data
                 except Exception as exc:  # the connection broke while streaming the body
                     from .s3_retry import is_transient
 
@@ -213,7 +219,8 @@ class S3Backend(S3ListingMixin, S3CopiesMixin, BaseStorageBackend):
                 response = self._client.list_objects_v2(Bucket=bucket, Prefix=prefix, MaxKeys=1)
             except self._client.exceptions.NoSuchBucket:
                 return False
-            return response.get("KeyCount", 0) > 0
+            count: int = response.get("KeyCount", 0)
+            return count > 0
 
     def isfile(self, filepath: PathLike) -> bool:
         bucket, key = self._parse(filepath)
@@ -278,8 +285,9 @@ class S3Backend(S3ListingMixin, S3CopiesMixin, BaseStorageBackend):
         """
         bucket, key = self._parse(url)
         with self._errors("generate_presigned_url", url, bucket, key):
-            return self._client.generate_presigned_url(
+            signed: str = self._client.generate_presigned_url(
                 ClientMethod=client_method,
                 Params={"Bucket": bucket, "Key": key},
                 ExpiresIn=expires_in,
             )
+        return signed

@@ -10,6 +10,8 @@ from ..optional import import_boto3
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .s3_retry import RetryPolicy
 
 MiB = 1024 * 1024
@@ -26,8 +28,8 @@ def build_client(
     profile_name: str | None = None,
     addressing_style: str | None = None,
     max_concurrency: int = 10,
-    client_config: dict | None = None,
-):
+    client_config: dict[str, Any] | None = None,
+) -> Any:
     """An S3 client whose failed requests ``retry_policy`` retries.
 
     Arguments left None fall back to boto3's configuration chain (``AWS_*`` environment
@@ -60,7 +62,9 @@ def build_client(
     return client
 
 
-def build_transfer_config(multipart_threshold: int, multipart_chunksize: int, max_concurrency: int):
+def build_transfer_config(
+    multipart_threshold: int, multipart_chunksize: int, max_concurrency: int
+) -> Any:
     """The transfer manager's settings: objects above ``multipart_threshold`` bytes move in
     ``multipart_chunksize`` parts, ``max_concurrency`` at a time."""
     import_boto3()
@@ -73,7 +77,7 @@ def build_transfer_config(multipart_threshold: int, multipart_chunksize: int, ma
     )
 
 
-def create_transfer_manager(client, transfer_config):
+def create_transfer_manager(client: Any, transfer_config: Any) -> Any:
     """A transfer manager over ``client``, for a ``with`` block: leaving the block waits for
     its transfers, or cancels them when the block raised."""
     from boto3.s3.transfer import create_transfer_manager as create

@@ -12,14 +12,16 @@ from contextlib import contextmanager
 
 from ..errors import file_not_found
 from .base import PathLike, basename, join_with_slashes
+from .s3_host import S3Host
 from .s3_paths import dir_prefix
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
+    from typing import Any
 
 
-class S3CopiesMixin:
+class S3CopiesMixin(S3Host):
     """The copy operations of S3Backend.
 
     The host class provides ``_parse``, ``_map_path``, ``_errors``, ``_transfer_manager``,
@@ -38,7 +40,7 @@ class S3CopiesMixin:
             return join_with_slashes(dst_path, basename(os.fspath(src).replace("\\", "/")))
         return dst_path
 
-    def _run_all(self, submit: Iterable, operation: str, filepath: PathLike) -> None:
+    def _run_all(self, submit: Iterable[Any], operation: str, filepath: PathLike) -> None:
         """Run transfers concurrently in one transfer manager and wait for all of them."""
         bucket, key = self._parse(filepath)
         with self._errors(operation, filepath, bucket, key), self._transfer_manager() as manager:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..errors import file_not_found
 from .base import PathLike, check_list_arguments
+from .s3_host import S3Host
 from .s3_paths import dir_prefix
 
 TYPE_CHECKING = False
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 
-class S3ListingMixin:
+class S3ListingMixin(S3Host):
     """``list_dir_or_file`` of S3Backend, and the flat key listing its other operations use.
 
     The host class provides ``_client``, ``_parse``, ``_errors``, ``_prefix_exists`` and

@@ -19,6 +19,10 @@ import botocore.exceptions
 
 from ..errors import StorageError, file_not_found
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 logger = logging.getLogger(__name__)
 
 TRANSIENT_CODES = frozenset(
@@ -81,12 +85,12 @@ class RetryPolicy:
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after the failed ``attempt`` (1 for the first try)."""
-        return min(self.max_backoff, self.backoff * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+        return min(self.max_backoff, self.backoff * 2.0 ** (attempt - 1)) * random.uniform(0.5, 1.0)
 
     def needs_retry(
         self,
         attempts: int,
-        response: tuple | None = None,
+        response: tuple[Any, ...] | None = None,
         caught_exception: BaseException | None = None,
         operation: object = None,
         **_: object,

@@ -55,7 +55,7 @@ class PetrelBackend(UnsupportedBackend):
 
     def __init__(
         self,
-        path_mapping: dict | None = None,
+        path_mapping: dict[str, Any] | None = None,
         enable_mc: bool = True,
         conf_path: str | None = None,
     ) -> None:

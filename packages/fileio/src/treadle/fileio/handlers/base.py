@@ -28,11 +28,11 @@ class BaseFileHandler(metaclass=ABCMeta):
     str_like = True
 
     @abstractmethod
-    def load_from_fileobj(self, file: IO, **kwargs: Any) -> Any:
+    def load_from_fileobj(self, file: IO[Any], **kwargs: Any) -> Any:
         """The object read from an open file."""
 
     @abstractmethod
-    def dump_to_fileobj(self, obj: Any, file: IO, **kwargs: Any) -> None:
+    def dump_to_fileobj(self, obj: Any, file: IO[Any], **kwargs: Any) -> None:
         """Write ``obj`` to an open file."""
 
     @abstractmethod

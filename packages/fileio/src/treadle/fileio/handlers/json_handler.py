@@ -28,12 +28,12 @@ class JsonHandler(BaseFileHandler):
         '{"a": [1, 2]}'
     """
 
-    def load_from_fileobj(self, file: IO, **kwargs: Any) -> Any:
+    def load_from_fileobj(self, file: IO[Any], **kwargs: Any) -> Any:
         import json
 
         return json.load(file, **kwargs)
 
-    def dump_to_fileobj(self, obj: Any, file: IO, **kwargs: Any) -> None:
+    def dump_to_fileobj(self, obj: Any, file: IO[Any], **kwargs: Any) -> None:
         import json
 
         kwargs.setdefault("default", _to_json)

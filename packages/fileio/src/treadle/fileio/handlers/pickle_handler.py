@@ -27,7 +27,7 @@ class PickleHandler(BaseFileHandler):
 
     str_like = False
 
-    def load_from_fileobj(self, file: IO, **kwargs: Any) -> Any:
+    def load_from_fileobj(self, file: IO[Any], **kwargs: Any) -> Any:
         import pickle
 
         return pickle.load(file, **kwargs)
@@ -35,7 +35,7 @@ class PickleHandler(BaseFileHandler):
     def load_from_path(self, filepath: str, mode: str = "rb", **kwargs: Any) -> Any:
         return super().load_from_path(filepath, mode, **kwargs)
 
-    def dump_to_fileobj(self, obj: Any, file: IO, **kwargs: Any) -> None:
+    def dump_to_fileobj(self, obj: Any, file: IO[Any], **kwargs: Any) -> None:
         import pickle
 
         kwargs.setdefault("protocol", _default_protocol())

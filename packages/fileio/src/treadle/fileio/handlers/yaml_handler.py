@@ -24,13 +24,13 @@ class YamlHandler(BaseFileHandler):
         'lr: 0.1\\n'
     """
 
-    def load_from_fileobj(self, file: IO, **kwargs: Any) -> Any:
+    def load_from_fileobj(self, file: IO[Any], **kwargs: Any) -> Any:
         import yaml
 
         kwargs.setdefault("Loader", _loader_and_dumper()[0])
         return yaml.load(file, **kwargs)
 
-    def dump_to_fileobj(self, obj: Any, file: IO, **kwargs: Any) -> None:
+    def dump_to_fileobj(self, obj: Any, file: IO[Any], **kwargs: Any) -> None:
         import yaml
 
         kwargs.setdefault("Dumper", _loader_and_dumper()[1])
@@ -40,4 +40,5 @@ class YamlHandler(BaseFileHandler):
         import yaml
 
         kwargs.setdefault("Dumper", _loader_and_dumper()[1])
-        return yaml.dump(obj, **kwargs)
+        text: str = yaml.dump(obj, **kwargs)  # a str, since no stream is given
+        return text

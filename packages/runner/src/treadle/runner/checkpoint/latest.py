@@ -1,6 +1,8 @@
 """find_latest_checkpoint: the checkpoint to resume from in a work directory.
 
-MMEngine returns whatever the ``last_checkpoint`` pointer file says. The pointer is written
+MMEngine returns whatever the ``last_checkpoint`` pointer file says (treadle's pointer names the
+checkpoint relative to the work directory, see :mod:`.pointer`; the path returned here is the
+resolved one, under ``path``). The pointer is written
 after the checkpoint, so a run stopped between the two leaves it missing or one checkpoint
 behind; and a checkpoint written in place by another tool can be cut short. Here the pointer
 is followed only when it names a complete file at least as far in training as any other
@@ -32,11 +34,11 @@ from treadle import fileio
 from treadle.fileio import LocalBackend
 from treadle.logging import print_log
 
+from .pointer import POINTER, read_pointer
 from .sharded_layout import is_sharded_checkpoint
 from .torch_format import is_complete_torch_file
 from .verify import checkpoint_problem
 
-POINTER = "last_checkpoint"
 # Written by CheckpointHook(out_dir=...) into work_dir: where its checkpoints go.
 OUT_DIR_NOTE = ".checkpoint_out_dir"
 SUFFIX = ".pth"
@@ -108,18 +110,13 @@ def _read_text(path: str) -> str | None:
     return fileio.get_text(path).strip() or None
 
 
-def _read_pointer(directory: str) -> str | None:
-    return _read_text(fileio.join_path(directory, POINTER))
-
-
 def _folder(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[0] if "://" in path else os.path.dirname(path)
 
 
-def _in_order(path: str, local: bool) -> list[str]:
-    """The checkpoints to try, best first: the pointer when it is complete and as far in
-    training as any other, then the others, newest first."""
-    pointed = _read_pointer(path)
+def _all_candidates(path: str, local: bool, pointed: str | None) -> list[tuple[int, str]]:
+    """The complete resumable checkpoints of ``path`` and of the folders its pointer and its
+    out_dir note name, as (number, path), oldest first."""
     candidates = _candidates(path, local)
     folders = {_folder(pointed)} if pointed is not None else set()
     out_dir = _read_text(fileio.join_path(path, OUT_DIR_NOTE))
@@ -130,6 +127,30 @@ def _in_order(path: str, local: bool) -> list[str]:
             continue
         if not _is_local(folder) or fileio.isdir(folder):
             candidates = sorted({*candidates, *_candidates(folder, _is_local(folder))})
+    return candidates
+
+
+def resumable_checkpoints(path: str) -> list[str]:
+    """The complete checkpoints a run in the work directory ``path`` could resume from (its
+    own, and those of the out_dir its CheckpointHook writes to), newest first, without
+    following the pointer or checking their records.
+
+    Example:
+        >>> resumable_checkpoints('work_dirs/resnet')
+        ['work_dirs/resnet/epoch_12.pth', 'work_dirs/resnet/epoch_11.pth']
+    """
+    path = os.fspath(path)
+    if not fileio.isdir(path):
+        return []
+    candidates = _all_candidates(path, _is_local(path), read_pointer(path))
+    return [candidate for _, candidate in reversed(candidates)]
+
+
+def _in_order(path: str, local: bool) -> list[str]:
+    """The checkpoints to try, best first: the pointer when it is complete and as far in
+    training as any other, then the others, newest first."""
+    pointed = read_pointer(path)
+    candidates = _all_candidates(path, local, pointed)
     ordered = [candidate for _, candidate in reversed(candidates)]
     newest = candidates[-1] if candidates else None
     if pointed is None:

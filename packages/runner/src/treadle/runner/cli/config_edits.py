@@ -79,6 +79,8 @@ def apply_train_args(cfg: Config, args: argparse.Namespace) -> Config:
         cfg.resume = True
         cfg.load_from = None
     elif args.resume is not None:
+        # That checkpoint exactly, as MMEngine's tools/train.py, unless a requeued run of the
+        # same command saved newer ones (treadle.runner.runner.named_resume).
         cfg.resume = True
         cfg.load_from = args.resume
     return cfg

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from treadle.config import ConfigError, DictAction
 from treadle.runner.utils.launch_error import LaunchError
 
-from . import commands
+from . import commands, startup_gc
 from .checkpoint_command import add_checkpoint_command
 from .config_edits import CommandError
 from .port_command import add_port_command
@@ -92,8 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         const="auto",
         metavar="CKPT",
-        help="resume from CKPT; without CKPT, from the latest complete checkpoint of the "
-        "work dir (a fresh start, with a warning, when it has none)",
+        help="resume from CKPT exactly (resume=True, load_from=CKPT), unless the work dir "
+        "holds newer checkpoints of a run that started from CKPT with the same config: the "
+        "same command run again after a preemption goes on from the newest of them; without "
+        "CKPT, from the newest complete checkpoint of the work dir (a fresh start, with a "
+        "warning, when it has none)",
     )
     train.add_argument(
         "--amp",
@@ -146,15 +149,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command in ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    if argv is None:
+        # Started as the command (the `treadle` script, `python -m treadle.runner`): the process
+        # is ours, so its start-up may skip garbage collection (see startup_gc). Called from
+        # Python code with arguments, the caller's process is left as it is.
+        startup_gc.pause()
     try:
-        return args.run(args)
-    except USER_ERRORS as error:
-        if getattr(args, "started", False):
-            raise  # raised while training or testing: a bug or a data problem, keep the trace
-        print(f"{PROG} {args.command}: error: {_describe(error)}", file=sys.stderr)
-        return 1
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        try:
+            return args.run(args)
+        except USER_ERRORS as error:
+            if getattr(args, "started", False):
+                raise  # raised while training or testing: a bug or a data problem, keep the trace
+            print(f"{PROG} {args.command}: error: {_describe(error)}", file=sys.stderr)
+            return 1
+    finally:
+        startup_gc.resume()
 
 
 def _describe(error: BaseException) -> str:

@@ -6,6 +6,8 @@ from typing import Any
 
 from treadle.config import Config
 
+from . import startup_gc
+
 
 def build_runner(cfg: Config) -> Any:
     """``RUNNERS.build(cfg)`` when the config names a ``runner_type``, else
@@ -14,7 +16,10 @@ def build_runner(cfg: Config) -> Any:
     if "runner_type" in cfg:
         from treadle.runner.registry import RUNNERS
 
+        startup_gc.resume()
         return RUNNERS.build(cfg)
     from treadle.runner.runner import Runner
 
+    # The engine is imported: what exists now lives as long as the process (see startup_gc).
+    startup_gc.resume()
     return Runner.from_cfg(cfg)

@@ -117,7 +117,8 @@ class BaseDataset(Dataset):
         for key, prefix in self.data_prefix.items():
             if not isinstance(prefix, str):
                 raise TypeError(
-                    f"data_prefix[{key!r}] must be a str, got {type(prefix).__name__}: {prefix!r}"
+                    f"data_prefix[{key!r}] must be a str, got {type(prefix).__name__}: {prefix!r} "
+                    f"(prefix should be a string, but got {type(prefix)})"
                 )
             if self.data_root and not is_abs(prefix):
                 self.data_prefix[key] = join_path(self.data_root, prefix)
@@ -129,13 +130,29 @@ class BaseDataset(Dataset):
         self.data_list = self.load_data_list()
         self.data_list = self.filter_data()
         if self._indices is not None:
-            positions = subset_positions(self._indices, len(self.data_list), self)
-            self.data_list = [self.data_list[position] for position in positions]
+            self.data_list = self._get_unserialized_subset(self._indices)
         if self.serialize_data:
-            self.data_bytes, self.data_address = serialize_items(self.data_list)
-            # The dicts are in the buffer now; drop them so that workers see no Python objects.
-            self.data_list.clear()
+            self.data_bytes, self.data_address = self._serialize_data()
         self._fully_initialized = True
+
+    # full_init's steps under MMEngine's private names: task datasets that override full_init
+    # (mmdetection's BaseDetDataset) call them.
+    def _serialize_data(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(data_bytes, data_address)`` of the data list, which is emptied: the dicts are in
+        the buffer now, and workers should see no Python objects."""
+        serialized = serialize_items(self.data_list)
+        self.data_list.clear()
+        return serialized
+
+    def _get_unserialized_subset(self, indices: int | Sequence[int]) -> list[dict]:
+        """The items of the (unserialized) data list that ``indices`` keeps, in its order."""
+        positions = subset_positions(indices, len(self.data_list), self)
+        return [self.data_list[position] for position in positions]
+
+    def _get_serialized_subset(self, indices: int | Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The buffer and addresses of the serialized items that ``indices`` keeps."""
+        positions = subset_positions(indices, len(self.data_address), self)
+        return serialized_subset(self.data_bytes, self.data_address, positions)
 
     def load_data_list(self) -> list[dict]:
         """Read ``ann_file`` and turn each raw item into data infos with ``parse_data_info``."""

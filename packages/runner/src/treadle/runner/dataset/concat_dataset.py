@@ -54,7 +54,8 @@ class ConcatDataset(CopiedMetainfo, _TorchConcatDataset):
             self.ignore_keys = ignore_keys
         else:
             raise TypeError(
-                f"ignore_keys must be a str or a list of str, got {type(ignore_keys).__name__}"
+                f"ignore_keys must be a str or a list of str, got {type(ignore_keys).__name__} "
+                f"(ignore_keys should be a list or str, but got {type(ignore_keys)})"
             )
         self._metainfo = self.datasets[0].metainfo
         self._check_metainfo()
@@ -72,18 +73,22 @@ class ConcatDataset(CopiedMetainfo, _TorchConcatDataset):
                     raise ValueError(
                         f"ConcatDataset: the meta information of dataset {number} has no "
                         f"{key!r} key, which another dataset has (list it in ignore_keys to "
-                        "allow it)"
+                        f"allow it): {key} does not in the meta information of the "
+                        f"{number}-th dataset"
                     )
                 if type(metainfo[key]) is not type(first[key]):
                     raise TypeError(
                         f"ConcatDataset: {key!r} is a {type(metainfo[key]).__name__} in "
-                        f"dataset {number} but a {type(first[key]).__name__} in dataset 1"
+                        f"dataset {number} but a {type(first[key]).__name__} in dataset 1: "
+                        f"the type should be the same with the first dataset"
                     )
                 if not _same_value(first[key], metainfo[key]):
                     raise ValueError(
                         f"ConcatDataset: the meta information {key!r} of dataset {number} "
                         f"({metainfo[key]!r}) differs from dataset 1's ({first[key]!r}); "
-                        "list the key in ignore_keys if that is intended"
+                        "list the key in ignore_keys if that is intended (the meta "
+                        f"information of the {number}-th dataset does not match meta "
+                        "information of the first dataset)"
                     )
 
     def full_init(self) -> None:
@@ -97,7 +102,7 @@ class ConcatDataset(CopiedMetainfo, _TorchConcatDataset):
     @force_full_init
     def _get_ori_dataset_idx(self, idx: int) -> tuple[int, int]:
         """``(dataset_idx, sample_idx)``: which inner dataset holds item ``idx``, and where."""
-        idx = checked_index(idx, self.cumulative_sizes[-1], self)
+        idx = checked_index(idx, self.cumulative_sizes[-1], self, negative_phrase=True)
         dataset_idx = bisect.bisect_right(self.cumulative_sizes, idx)
         sample_idx = idx - self.cumulative_sizes[dataset_idx - 1] if dataset_idx else idx
         return dataset_idx, sample_idx

@@ -9,13 +9,26 @@ from typing import Any
 import numpy as np
 
 
-def checked_index(index: int, length: int, dataset: object) -> int:
-    """``index`` made non-negative; an IndexError naming it and the length when out of range."""
+class NegativeIndexError(IndexError, ValueError):
+    """A negative index past the start: an IndexError, and the ValueError MMEngine's
+    ConcatDataset raises for it."""
+
+
+def checked_index(index: int, length: int, dataset: object, negative_phrase: bool = False) -> int:
+    """``index`` made non-negative; an IndexError naming it and the length when out of range.
+
+    With ``negative_phrase`` (ConcatDataset), a negative index past the start raises
+    NegativeIndexError with MMEngine's words too, since downstream tests catch its ValueError.
+    """
     if -length <= index < length:
         return index + length if index < 0 else index
-    raise IndexError(
-        f"index {index} is out of range for {type(dataset).__name__} of length {length}"
-    )
+    message = f"index {index} is out of range for {type(dataset).__name__} of length {length}"
+    if negative_phrase and index < 0:
+        raise NegativeIndexError(
+            f"{message} (absolute value of index({index}) should not exceed dataset "
+            f"length({length}))"
+        )
+    raise IndexError(message)
 
 
 def subset_positions(indices: Any, length: int, dataset: object) -> list[int]:

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from treadle import fileio
+from treadle.config import Config
 
 
 def merge_metainfo(class_metainfo: Mapping[str, Any], metainfo: Any) -> dict[str, Any]:
-    """A deep copy of ``class_metainfo`` updated with ``metainfo``.
+    """A deep copy of ``class_metainfo`` updated with ``metainfo`` (a mapping or a Config).
 
     As in MMEngine, a string value that names an existing file (on any backend) is replaced
     by the file's lines: ``metainfo=dict(classes='classes.txt')``.
@@ -22,10 +23,12 @@ def merge_metainfo(class_metainfo: Mapping[str, Any], metainfo: Any) -> dict[str
     merged = copy.deepcopy(dict(class_metainfo))
     if metainfo is None:
         return merged
+    if isinstance(metainfo, Config):
+        # MMEngine takes a Config too (a config file's metainfo, loaded whole).
+        metainfo = metainfo._cfg_dict
     if not isinstance(metainfo, Mapping):
         raise TypeError(
-            f"metainfo must be a dict (or another mapping), got {type(metainfo).__name__}: "
-            f"{metainfo!r}"
+            f"metainfo should be a Mapping or Config, but got {type(metainfo)}: {metainfo!r}"
         )
     for key, value in copy.deepcopy(dict(metainfo)).items():
         merged[key] = _lines_if_file(value)

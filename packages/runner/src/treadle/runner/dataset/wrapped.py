@@ -23,7 +23,8 @@ def build_inner_dataset(dataset: Any, wrapper: str, where: str = "dataset") -> B
     if not (isinstance(dataset, BaseDataset) or is_wrapper):
         raise TypeError(
             f"{wrapper}: {where} must be a BaseDataset or a config dict of one, got "
-            f"{type(dataset).__name__}"
+            f"{type(dataset).__name__} (elements in datasets sequence should be config or "
+            f"`BaseDataset` instance, but got {type(dataset)})"
         )
     return dataset
 

@@ -14,6 +14,7 @@ from treadle import fileio
 from treadle.dist import is_main_process
 from treadle.logging import print_log
 
+from ..checkpoint.pointer import write_pointer
 from ..registry import HOOKS
 from .checkpoint_failure import (
     check_on_save_error,
@@ -27,7 +28,6 @@ from .checkpoint_publish import publish_checkpoint, remove_checkpoint
 from .checkpoint_rules import INITIAL_SCORE, RULES, resolve_rules
 from .hook import DATA_BATCH, Hook
 
-POINTER = "last_checkpoint"
 # Steps dropped by max_keep_ckpts whose files a kill may have left: a resumed run deletes them.
 STALE = "stale_ckpt_ids"
 OUT_DIR_NOTE = ".checkpoint_out_dir"
@@ -487,10 +487,12 @@ class CheckpointHook(Hook):
 
     def _write_pointers(self, runner: Any) -> None:
         # The pointer moves last, once the checkpoint it names is complete; written atomically.
+        # Each names the checkpoint relative to its own folder when it lies there, so a copied
+        # work dir resumes its own files.
         work_dir = os.fspath(runner.work_dir)
-        fileio.put_text(self.last_ckpt, os.path.join(work_dir, POINTER))
+        write_pointer(work_dir, self.last_ckpt)
         if self.out_dir != work_dir:
-            self.file_backend.put_text(self.last_ckpt, self._path(POINTER))
+            write_pointer(self.out_dir, self.last_ckpt, backend=self.file_backend)
 
     # --- best checkpoints ---
 

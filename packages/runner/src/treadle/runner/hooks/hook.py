@@ -205,7 +205,9 @@ class Hook:
     #: True for a hook whose before/after_train_iter only keep records (RuntimeInfoHook,
     #: IterTimerHook): the loop skips it while no other hook is due, and when it calls it, the
     #: steps since its last call are in ``runner.train_loop.steps_since_hooks`` (see
-    #: :func:`~treadle.runner.hooks.step_records.steps_to_record`).
+    #: :func:`~treadle.runner.utils.train_steps.step_records`). Such a hook may have a
+    #: ``record_skipped_steps(runner, iteration)`` method, which the loop calls before the
+    #: hooks of ``iteration`` so that it writes what it skipped before any hook reads it.
     defer_train_iter: ClassVar[bool] = False
 
     def next_train_iter(self, runner: Any, iteration: int, batch_idx: int) -> int | None:

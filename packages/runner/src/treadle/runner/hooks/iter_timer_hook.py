@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..registry import HOOKS
-from ..utils.train_steps import DONE_AT, FETCHED_AT, recorded_steps
+from ..utils.train_steps import DONE_AT, FETCHED_AT, ITERATION, step_records
 from .hook import DATA_BATCH, Hook
 from .iter_timer_pauses import checkpoint_saves
 
@@ -61,12 +61,17 @@ class IterTimerHook(Hook):
         self._pass_started = 0.0
         # (saves, seconds) of the runner's save record already taken into account.
         self._saves_seen: tuple[int, float] = (0, 0.0)
+        # The last training iterations whose data_time and time are in the message hub (the
+        # loop calls this hook only where another hook is due; see record_skipped_steps).
+        self._data_through = -1
+        self._time_through = -1
 
     # -- the run -------------------------------------------------------------------------------
 
     def before_train(self, runner: Any) -> None:
         # A resumed run estimates from its own iterations only.
         self.start_iter = runner.iter
+        self._data_through = self._time_through = runner.iter - 1
         self.time_sec_tot = 0.0
         self._training = True
         self._saves_seen = checkpoint_saves(runner)[:2]
@@ -123,10 +128,12 @@ class IterTimerHook(Hook):
     # -- iterations ----------------------------------------------------------------------------
 
     def before_train_iter(self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None) -> None:
-        if not getattr(getattr(runner, "_train_loop", None), "records_steps", False):
-            self._take_saves(runner, count=True)
-            self._before_iter(runner, batch_idx, data_batch, "train")
-        # else the loop stamps each step; after_train_iter reads the stamps.
+        self._take_saves(runner, count=True)
+        if step_records(runner) is not None:
+            iteration = runner.iter
+            self.record_skipped_steps(runner, iteration)
+            self._data_through = iteration
+        self._before_iter(runner, batch_idx, data_batch, "train")
 
     def after_train_iter(
         self,
@@ -135,32 +142,71 @@ class IterTimerHook(Hook):
         data_batch: DATA_BATCH = None,
         outputs: dict | Sequence | None = None,
     ) -> None:
-        steps = recorded_steps(runner)
-        if steps is None:
-            self._after_iter(runner, batch_idx, data_batch, outputs, "train")
+        steps = step_records(runner)
+        if steps is not None:
+            iteration = runner.iter
+            self._take_saves(runner, count=True)
+            self.record_skipped_steps(runner, iteration)
+            if self._data_through < iteration:
+                # before_train_iter did not run at this iteration: its data time from the
+                # loop's stamp.
+                if steps and steps[-1][ITERATION] == iteration:
+                    data_time = steps[-1][FETCHED_AT] - self._last
+                    runner.message_hub.update_scalar(_KEYS["train"][1], data_time)
+                self._data_through = iteration
+            self._time_through = iteration
+        self._after_iter(runner, batch_idx, data_batch, outputs, "train")
+
+    def record_skipped_steps(self, runner: Any, before: int) -> None:
+        """Time the recorded steps before iteration ``before`` not timed yet, from the loop's
+        stamps: the times the hook would have measured had it run at each (the loop calls it
+        before the hooks of an iteration, so that every hook reads one entry per step)."""
+        through = self._time_through
+        if through >= before - 1:
+            return  # the usual case where hooks run at every step: nothing skipped
+        steps = step_records(runner)
+        if not steps or steps[0][ITERATION] >= before or steps[-1][ITERATION] <= through:
             return
         # A save since the last call happened before the first of these steps.
         self._take_saves(runner, count=True)
-        # The steps since the hooks last ran, from the loop's stamps: the same times as if the
-        # hook had read the clock at each of them.
-        hub = runner.message_hub
-        time_key, data_key = _KEYS["train"]
+        if steps[0][ITERATION] <= through or steps[-1][ITERATION] >= before:
+            steps = [s for s in steps if through < s[ITERATION] < before]
         last = self._last
         data_times, times = [], []
         total = self.time_sec_tot
         for step in steps:
-            data_times.append(step[FETCHED_AT] - last)
+            if step[ITERATION] > self._data_through:
+                data_times.append(step[FETCHED_AT] - last)
             elapsed = step[DONE_AT] - last
             times.append(elapsed)
             total += elapsed
             last = step[DONE_AT]
         self.time_sec_tot = total
         self._last = last
+        self._time_through = self._data_through = steps[-1][ITERATION]
         # One call per key for all the steps: a call per step and key cost more than the
         # bookkeeping of the loop itself.
-        hub.extend_scalar(data_key, data_times)
+        hub = runner.message_hub
+        time_key, data_key = _KEYS["train"]
+        if data_times:
+            hub.extend_scalar(data_key, data_times)
         hub.extend_scalar(time_key, times)
-        self._update_eta(hub, runner, batch_idx, "train")
+
+    def write_pending(self, runner: Any, before: int, fetched_at: float | None = None) -> None:
+        """Write what the hook would have written by now had the loop called it at every step:
+        the times of the recorded steps before iteration ``before`` and the ETA after the last
+        of them, then, when ``fetched_at`` is given (``before``'s train_step is running, its
+        batch in hand since then), its data time. The message hub's pending writer asks when
+        something reads the hub between two iterations at which the hooks are due."""
+        timed = self._time_through
+        self.record_skipped_steps(runner, before)
+        hub = runner.message_hub
+        if self._time_through != timed:
+            # Only here, not at every call of the hooks: their after_train_iter sets it there.
+            self._update_train_eta(hub, runner, self._time_through)
+        if fetched_at is not None and self._data_through < before:
+            hub.update_scalar(_KEYS["train"][1], fetched_at - self._last)
+            self._data_through = before
 
     def _before_iter(
         self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None, mode: str = "train"
@@ -190,16 +236,19 @@ class IterTimerHook(Hook):
 
     def _update_eta(self, hub: Any, runner: Any, batch_idx: int, mode: str) -> None:
         if mode == "train":
-            iteration = runner.iter
-            done = iteration - self.start_iter + 1
-            left = runner.max_iters - iteration - 1
-            eta = self.time_sec_tot / done * left if done > 0 else 0.0
-            hub.update_info("eta", eta + self.pauses_left(runner))
+            self._update_train_eta(hub, runner, runner.iter)
             return
         dataloader = runner.val_dataloader if mode == "val" else runner.test_dataloader
         done = batch_idx + 1
         left = len(dataloader) - batch_idx - 1
         hub.update_info("eta", self.time_sec_test_val / done * left if done > 0 else 0.0)
+
+    def _update_train_eta(self, hub: Any, runner: Any, iteration: int) -> None:
+        """The train ETA as after ``iteration``, from the iterations timed so far."""
+        done = iteration - self.start_iter + 1
+        left = runner.max_iters - iteration - 1
+        eta = self.time_sec_tot / done * left if done > 0 else 0.0
+        hub.update_info("eta", eta + self.pauses_left(runner))
 
     def pauses_left(self, runner: Any) -> float:
         """Seconds of validation runs and checkpoint saves still to come in training, at their

@@ -23,6 +23,24 @@ def _check_bool(name: str, value: Any) -> bool:
     return value
 
 
+def _check_trace_config(on_trace_ready: Any, wrong_kind: type[Exception]) -> None:
+    """Refuse an ``on_trace_ready`` that is neither None, a callable, nor a dict of a known
+    type; ``wrong_kind`` is the error for a value of the wrong kind."""
+    if on_trace_ready is None or callable(on_trace_ready):
+        return
+    if not isinstance(on_trace_ready, dict):
+        raise wrong_kind(
+            f"ProfilerHook: on_trace_ready must be a callable, a dict or None, got "
+            f"{type(on_trace_ready).__name__}"
+        )
+    trace_type = on_trace_ready.get("type")
+    if trace_type not in _TRACE_TYPES:
+        raise ValueError(
+            f"ProfilerHook: on_trace_ready type must be 'log_trace' or 'tb_trace', "
+            f"got {trace_type!r}"
+        )
+
+
 def _per_rank(path: str) -> str:
     """``path`` with the rank before its extension when several processes write traces, so
     they do not overwrite each other's file."""
@@ -109,18 +127,7 @@ class ProfilerHook(Hook):
                 f"got {type(schedule).__name__}"
             )
         self.schedule = profiler.schedule(**schedule) if schedule is not None else None
-        if on_trace_ready is not None and not callable(on_trace_ready):
-            if not isinstance(on_trace_ready, dict):
-                raise TypeError(
-                    f"ProfilerHook: on_trace_ready must be a callable, a dict or None, got "
-                    f"{type(on_trace_ready).__name__}"
-                )
-            trace_type = on_trace_ready.get("type")
-            if trace_type not in _TRACE_TYPES:
-                raise ValueError(
-                    f"ProfilerHook: on_trace_ready type must be 'log_trace' or 'tb_trace', "
-                    f"got {trace_type!r}"
-                )
+        _check_trace_config(on_trace_ready, TypeError)
         self.on_trace_ready = on_trace_ready
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
@@ -130,8 +137,11 @@ class ProfilerHook(Hook):
         self.profiler: Any = None
         self._closed = False
 
-    def _trace_handler(self, runner: Any) -> Callable | None:
+    def _parse_trace_config(self, runner: Any) -> Callable | None:
+        """The ``on_trace_ready`` handler that ``on_trace_ready`` describes (MMEngine's name:
+        toolbox tests call it after setting ``on_trace_ready``, so it checks it again)."""
         ready = self.on_trace_ready
+        _check_trace_config(ready, ValueError)  # MMEngine raises ValueError here
         if ready is None or callable(ready):
             return ready
         cfg = dict(ready)
@@ -158,7 +168,7 @@ class ProfilerHook(Hook):
         self.profiler = torch.profiler.profile(
             activities=self.activities,
             schedule=self.schedule,
-            on_trace_ready=self._trace_handler(runner),
+            on_trace_ready=self._parse_trace_config(runner),
             record_shapes=self.record_shapes,
             profile_memory=self.profile_memory,
             with_stack=self.with_stack,

@@ -6,7 +6,8 @@ from itertools import repeat
 from typing import Any
 
 from ..registry import HOOKS
-from ..utils.train_steps import OUTPUTS, recorded_steps
+from ..utils.train_steps import ITERATION, OUTPUTS, step_records
+from .errors import RunnerStateTypeError
 from .hook import DATA_BATCH, Hook
 
 
@@ -46,6 +47,10 @@ class RuntimeInfoHook(Hook):
         self._outer_stage: str | None = None
         # `train/<name>` keys by output name, so that the per-step path formats no strings.
         self._train_keys: dict[str, str] = {}
+        # The last iterations whose learning rates and outputs are in the message hub (the
+        # loop calls this hook only where another hook is due; see record_skipped_steps).
+        self._lr_through = -1
+        self._outputs_through = -1
 
     def _train_key(self, name: str) -> str:
         key = self._train_keys.get(name)
@@ -69,6 +74,7 @@ class RuntimeInfoHook(Hook):
 
     def before_train(self, runner: Any) -> None:
         hub = runner.message_hub
+        self._lr_through = self._outputs_through = runner.iter - 1
         hub.update_info("loop_stage", "train")
         hub.update_info("epoch", runner.epoch)
         hub.update_info("iter", runner.iter)
@@ -86,10 +92,14 @@ class RuntimeInfoHook(Hook):
 
     def before_train_iter(self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None) -> None:
         hub = runner.message_hub
-        hub.update_info("iter", runner.iter)
-        if not getattr(getattr(runner, "_train_loop", None), "records_steps", False):
-            self._write_lrs(hub, self._lrs(runner), 1)
-        # else the loop records its steps: the learning rates go in with them, after the step.
+        iteration = runner.iter
+        hub.update_info("iter", iteration)
+        lrs = self._lrs(runner)
+        if step_records(runner) is not None:
+            self.record_skipped_steps(runner, iteration, lrs)
+            self._lr_through = iteration
+        # As MMEngine: the learning rates this iteration trains with, before it runs.
+        self._write_lrs(hub, lrs, 1)
 
     def after_train_iter(
         self,
@@ -98,25 +108,58 @@ class RuntimeInfoHook(Hook):
         data_batch: DATA_BATCH = None,
         outputs: dict | None = None,
     ) -> None:
-        hub = runner.message_hub
-        steps = recorded_steps(runner)
-        if steps is None:
-            self._write_outputs(hub, outputs)
+        if step_records(runner) is None:
+            self._write_outputs(runner.message_hub, outputs)
             return
-        # The steps since the hooks last ran (the loop skipped them while none was due): one
-        # entry per step, as if the hook had run at each. The learning rates changed at none of
-        # them, since changing them is a hook's job (ParamSchedulerHook runs at every step when
-        # a scheduler steps by iteration).
-        self._write_lrs(hub, self._lrs(runner), len(steps))
-        self._write_step_outputs(hub, steps)
+        # The current step's outputs (and any step before it not written yet).
+        self.record_skipped_steps(runner, runner.iter + 1)
+
+    def record_skipped_steps(
+        self, runner: Any, before: int, lrs: dict[str, Any] | None = None
+    ) -> None:
+        """Write the learning rates and outputs of the recorded steps before iteration
+        ``before`` that are not in the message hub yet: the loop calls it before the hooks of
+        an iteration, so that all of them read one entry per step, as if this hook had run at
+        each. The learning rates changed at none of the skipped steps, since changing them is a
+        hook's job (ParamSchedulerHook runs at every step when a scheduler steps by iteration).
+        """
+        through = self._outputs_through
+        if through >= before - 1:
+            return  # nothing recorded since the last write
+        steps = step_records(runner)
+        if not steps or steps[0][ITERATION] >= before or steps[-1][ITERATION] <= through:
+            return
+        if steps[0][ITERATION] <= through or steps[-1][ITERATION] >= before:
+            steps = [s for s in steps if through < s[ITERATION] < before]
+        hub = runner.message_hub
+        lr_missing = sum(1 for step in steps if step[ITERATION] > self._lr_through)
+        if lr_missing:
+            self._write_lrs(hub, self._lrs(runner) if lrs is None else lrs, lr_missing)
+            self._lr_through = steps[-1][ITERATION]
+        if len(steps) == 1:
+            self._write_outputs(hub, steps[0][OUTPUTS])
+        else:
+            self._write_step_outputs(hub, steps)
+        self._outputs_through = steps[-1][ITERATION]
+
+    def write_pending(self, runner: Any, before: int, fetched_at: float | None = None) -> None:
+        """Write what the hook would have written by now had the loop called it at every step:
+        the recorded steps before iteration ``before``, then, when ``fetched_at`` is given
+        (``before``'s train_step is running), the learning rates it trains with. The message
+        hub's pending writer asks when something reads the hub between two iterations at which
+        the hooks are due."""
+        self.record_skipped_steps(runner, before)
+        if fetched_at is not None and self._lr_through < before:
+            self._write_lrs(runner.message_hub, self._lrs(runner), 1)
+            self._lr_through = before
 
     @staticmethod
     def _lrs(runner: Any) -> dict[str, Any]:
         lrs = runner.optim_wrapper.get_lr()
         if not isinstance(lrs, dict):
-            raise TypeError(
-                f"RuntimeInfoHook: runner.optim_wrapper.get_lr() must return a dict of learning "
-                f"rates ({type(runner.optim_wrapper).__name__} returned "
+            raise RunnerStateTypeError(
+                f"RuntimeInfoHook: `runner.optim_wrapper.get_lr()` should return a dict of "
+                f"learning rates ({type(runner.optim_wrapper).__name__} returned "
                 f"{type(lrs).__name__}); build the optimizer wrapper as an OptimWrapper or an "
                 f"OptimWrapperDict"
             )
@@ -184,3 +227,13 @@ class RuntimeInfoHook(Hook):
                 hub.update_scalar(f"{mode}/{name}", value)
             else:
                 hub.update_info(f"{mode}/{name}", value)
+
+    # MMEngine's attribute name for the stage a validation run returns to.
+    @property
+    def last_loop_stage(self) -> str | None:
+        """The loop stage ('train' or None) that the running validation hands back to."""
+        return self._outer_stage
+
+    @last_loop_stage.setter
+    def last_loop_stage(self, stage: str | None) -> None:
+        self._outer_stage = stage

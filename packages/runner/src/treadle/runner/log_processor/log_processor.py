@@ -282,3 +282,23 @@ class LogProcessor:
         if mode == "train" or self.log_with_hierarchy:
             return tag
         return {(f"{mode}/{k}" if k in TIMING_KEYS else k): v for k, v in tag.items()}
+
+    # -- MMEngine's private helpers, which toolbox code and tests call ------------------------
+
+    def _get_iter(self, runner: Any, batch_idx: int | None = None) -> int:
+        """The 1-based iteration a line shows: ``batch_idx + 1`` by epoch, else the runner's."""
+        if not self.by_epoch:
+            return runner.iter + 1
+        if batch_idx is None:
+            raise TypeError("LogProcessor._get_iter needs batch_idx when by_epoch=True")
+        return batch_idx + 1
+
+    def _get_epoch(self, runner: Any, mode: str) -> int:
+        """The epoch a ``'train'`` or ``'val'`` line shows (0 for validation without training)."""
+        if mode not in ("train", "val"):
+            raise ValueError(f"runner mode should be 'train' or 'val', but got {mode}")
+        return log_epoch(runner, mode)
+
+    def _get_max_memory(self, runner: Any) -> int | None:
+        """Peak accelerator memory in MiB of the model's device (None without an accelerator)."""
+        return max_memory_mib(runner)

@@ -103,8 +103,7 @@ class EpochBasedTrainLoop(TrainLoopBase):
         except TypeError:  # no length: the hooks run at every step
             last = -1
         due = self._next_due(hooks.due, last)
-        self.records_steps = True
-        self.steps_since_hooks.clear()
+        self._start_recording()
         try:
             for data_batch in iterator:
                 batch_idx = self._batches_in_pass
@@ -112,7 +111,7 @@ class EpochBasedTrainLoop(TrainLoopBase):
                 if self._recorded_step(self._iter, batch_idx, data_batch, optim_wrapper, due):
                     due = self._next_due(hooks.due, last)
         finally:
-            self.records_steps = False
+            self._stop_recording()
 
     def run_epoch(self) -> None:
         """Train one epoch (its rest, when resumed mid-epoch)."""

@@ -164,8 +164,7 @@ class IterBasedTrainLoop(TrainLoopBase):
         hooks = self._iter_hooks
         hooks.refresh(self._iter, self._iter)
         due = self._next_due(hooks.due, self._next_checkpoint_of_state())
-        self.records_steps = True
-        self.steps_since_hooks.clear()
+        self._start_recording()
         try:
             while self._iter < self._max_iters and not self.stop_training:
                 data_batch = next(self)
@@ -173,7 +172,7 @@ class IterBasedTrainLoop(TrainLoopBase):
                     self._validate_if_due(self._iter, self._max_iters)
                     due = self._next_due(hooks.due, self._next_checkpoint_of_state())
         finally:
-            self.records_steps = False
+            self._stop_recording()
 
     def _next_checkpoint_of_state(self) -> int:
         """The next iteration after which validation may run or training ends: the hooks run

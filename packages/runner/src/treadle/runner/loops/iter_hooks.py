@@ -6,7 +6,9 @@ record. Each hook says when it next needs its ``before_train_iter``/``after_trai
 (``Hook.next_train_iter``; by default, at every iteration) and the loop calls the iteration
 hooks only at the first of those iterations. There it calls every hook that is due, and the
 hooks that only record (``Hook.defer_train_iter``), which then read the steps the loop recorded
-since their last call. An iteration with nothing due costs one integer comparison.
+since their last call: first, before any hook runs, they write the steps they skipped
+(``record_skipped_steps``), so that a hook of any priority reads the message hub as MMEngine
+shows it there. An iteration with nothing due costs one integer comparison.
 """
 
 from __future__ import annotations
@@ -41,6 +43,10 @@ class TrainIterHooks:
         # Next due iteration of each hook that does not defer, by id (math.inf: none).
         self._next: dict[int, float] = {}
         self._asked: list[Any] = []
+        self._catch_up: list[Any] = []
+        # The hooks that only record and write what they skipped when asked, in the order of
+        # their calls (the message hub's pending writer asks them; see pending_steps.py).
+        self.recorders: list[Any] = []
         self.due: float = 0
 
     @classmethod
@@ -65,6 +71,14 @@ class TrainIterHooks:
         self._asked = [
             hook for hook in hooks.values() if not getattr(hook, "defer_train_iter", False)
         ]
+        # The recording hooks write the steps they skipped before any hook reads the hub.
+        self.recorders = [
+            hook
+            for hook in hooks.values()
+            if getattr(hook, "defer_train_iter", False)
+            and callable(getattr(hook, "record_skipped_steps", None))
+        ]
+        self._catch_up = [hook.record_skipped_steps for hook in self.recorders]
         self._next = {id(hook): self._ask(hook, iteration, batch_idx) for hook in self._asked}
         self.due = min(self._next.values(), default=_NEVER)
 
@@ -92,7 +106,11 @@ class TrainIterHooks:
                 raise
 
     def call_before(self, iteration: int, batch_idx: int, data_batch: Any) -> None:
-        """The ``before_train_iter`` hooks due at ``iteration``, and those that defer."""
+        """The ``before_train_iter`` hooks due at ``iteration``, and those that defer (after
+        these wrote the steps they skipped, so that every hook reads the message hub as it
+        would had they run at every step)."""
+        for record_skipped_steps in self._catch_up:
+            record_skipped_steps(self.runner, iteration)
         if self._before:
             self._call(
                 self._before, "before_train_iter", iteration,

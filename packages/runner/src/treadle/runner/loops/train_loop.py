@@ -33,6 +33,7 @@ from .dynamic_intervals import calc_dynamic_intervals, interval_at
 from .iter_hooks import TrainIterHooks
 from .nonfinite import LossWatch, SkipNonFiniteOptimWrapper, check_action
 from .nonfinite_rollback import Rollback
+from .pending_steps import PendingSteps
 from .rank_rng import gather_rng_states, pick_rng_state, reseed_for_rank
 from .rng_state import capture_rng_state, restore_rng_state
 from .schedule_runs import validations_left
@@ -111,6 +112,11 @@ class TrainLoopBase(BaseLoop):
         # (treadle.runner.utils.train_steps says what a record holds).
         self.records_steps = False
         self.steps_since_hooks: list[tuple] = []
+        # The host clock when the batch of the running step was in hand, at a step whose hooks
+        # are skipped (None at others): the message hub's pending writer tells from it that a
+        # train_step is running (pending_steps.py).
+        self.step_fetched_at: float | None = None
+        self._pending_steps: PendingSteps | None = None
         # The generators of training while validation inside it runs (see _validate_if_due).
         self._generators_outside_val: dict[str, Any] | None = None
         self._samples_dropped = 0
@@ -188,6 +194,22 @@ class TrainLoopBase(BaseLoop):
         self._phase = IDLE
         self._iter += 1
 
+    def _start_recording(self) -> None:
+        """Record each step from now on, and have the message hub ask for what the recording
+        hooks skipped whenever something reads it (pending_steps.py)."""
+        self.records_steps = True
+        self.steps_since_hooks.clear()
+        self.step_fetched_at = None
+        self._pending_steps = PendingSteps(self, self._iter_hooks)
+        self._runner.message_hub.pending_writer = self._pending_steps
+
+    def _stop_recording(self) -> None:
+        hub = self._runner.message_hub
+        if hub.pending_writer is self._pending_steps:
+            hub.pending_writer = None
+        self._pending_steps = None
+        self.records_steps = False
+
     def _next_due(self, hooks_due: float, forced: int) -> float:
         """The next iteration at which the hooks run: the first one due, ``forced`` (where the
         loop needs what the hooks record), or where the loss watch is due a check."""
@@ -204,10 +226,17 @@ class TrainLoopBase(BaseLoop):
         fetched = perf_counter()
         runner = self._runner
         hooks = self._iter_hooks
-        runner.message_hub.update_info("iter", iteration)
+        hub = runner.message_hub
         called = iteration >= due
         if called:
+            # The hooks write this step as they go: a read finds nothing pending until it ends.
+            hub.pending_writer = None
             hooks.call_before(iteration, batch_idx, data_batch)
+        else:
+            self.step_fetched_at = fetched
+        # After the hooks: one of a higher priority than RuntimeInfoHook reads the last
+        # iteration there, as in MMEngine; train_step reads this one.
+        hub.update_info("iter", iteration)
         outputs = runner.model.train_step(data_batch, optim_wrapper=optim_wrapper)
         steps = self.steps_since_hooks
         steps.append((iteration, batch_idx, fetched, perf_counter(), outputs))
@@ -220,6 +249,8 @@ class TrainLoopBase(BaseLoop):
             hooks.call_after(iteration, batch_idx, data_batch, outputs)
             self._phase = IDLE
             steps.clear()
+            self.step_fetched_at = None
+            hub.pending_writer = self._pending_steps
         self._iter = iteration + 1
         return called
 

@@ -23,7 +23,8 @@ from treadle.runner.checkpoint import tensors_to_cpu
 
 from .checkpoint_contents import message_hub_state, sanitize
 from .checkpoint_loading import load_runner_checkpoint, read_runner_checkpoint
-from .resuming import plan_load_or_resume, resume_runner
+from .named_resume import CFG_FINGERPRINT, STARTED_FROM
+from .resuming import plan_load_or_resume, plan_start, resume_runner
 from .stateful_parts import stateful_hooks, train_dataset
 from .strategy_binding import bound_strategy
 
@@ -31,6 +32,7 @@ __all__ = [
     "build_runner_checkpoint",
     "load_runner_checkpoint",
     "plan_load_or_resume",
+    "plan_start",
     "read_runner_checkpoint",
     "resume_runner",
     "runner_save_checkpoint",
@@ -68,6 +70,10 @@ def build_runner_checkpoint(
         time=time.strftime("%Y%m%d_%H%M%S", time.localtime()),
         world_size=runner.world_size,
     )
+    # Where this chain of runs started and with which config: a named checkpoint resumed
+    # again goes on from here only when both match (see .named_resume).
+    meta[STARTED_FROM] = getattr(runner, "_started_from", None)
+    meta[CFG_FINGERPRINT] = getattr(runner, "_cfg_fingerprint", None)
     meta[_TREADLE_VERSION_KEY] = _treadle_version()
     dataset = train_dataset(runner)
     if hasattr(dataset, "metainfo"):

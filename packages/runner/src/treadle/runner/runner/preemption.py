@@ -30,6 +30,7 @@ from typing import Any
 from treadle import fileio
 from treadle.dist import is_main_process
 from treadle.logging import print_log
+from treadle.runner.checkpoint.pointer import write_pointer
 
 FILENAME = "preempted.pth"
 EXIT_CODE = 75
@@ -195,9 +196,9 @@ def _checkpoint_dir(runner: Any) -> str:
 
 def _write_pointers(runner: Any, out_dir: str, path: str) -> None:
     work_dir = os.fspath(runner.work_dir)
-    fileio.put_text(path, os.path.join(work_dir, "last_checkpoint"))
+    write_pointer(work_dir, path)
     if out_dir != work_dir:
-        fileio.put_text(path, fileio.join_path(out_dir, "last_checkpoint"))
+        write_pointer(out_dir, path)
 
 
 def _requeue(runner: Any) -> None:

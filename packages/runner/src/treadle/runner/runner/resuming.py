@@ -19,6 +19,8 @@ from treadle.runner.device import get_device
 
 from .checkpoint_contents import load_message_hub_state, restore_history_buffers
 from .checkpoint_loading import load_runner_checkpoint
+from .checkpoint_meta import read_checkpoint_meta
+from .named_resume import STARTED_FROM, choose_named, named_checkpoint, resolved
 from .stateful_parts import stateful_hooks, train_dataset
 from .strategy_binding import bound_strategy
 
@@ -30,54 +32,95 @@ class LoadPlan(NamedTuple):
     path: str | None
 
 
+class StartPlan(NamedTuple):
+    """A LoadPlan and ``origin``: what the run's checkpoints record as where it started from
+    (:data:`.named_resume.STARTED_FROM`)."""
+
+    action: str | None
+    path: str | None
+    origin: str | None
+
+
 def _is_local(path: str) -> bool:
     return "://" not in path and "::" not in path
 
 
-def _decide(work_dir: str, resume: bool, load_from: str | None, logger: Any) -> LoadPlan:
+def _inherited_origin(path: str) -> str | None:
+    # A run continued without a named checkpoint belongs to the chain of the one it continues.
+    try:
+        meta = read_checkpoint_meta(path)
+    except Exception:  # read again, with a clear error, when it is resumed
+        return None
+    return None if meta is None else meta.get(STARTED_FROM)
+
+
+def _decide(
+    work_dir: str, resume: bool | str, load_from: str | None, logger: Any, fingerprint: str | None
+) -> StartPlan:
+    named = named_checkpoint(resume, load_from)
+    if named is not None:
+        choice = choose_named(work_dir, named, fingerprint)
+        logger.info(f"resume: continuing from {choice.path}: {choice.reason}")
+        return StartPlan("resume", choice.path, resolved(named))
     if load_from is not None and _is_local(load_from) and not os.path.exists(load_from):
         raise FileNotFoundError(
             f"load_from={load_from!r}: no such checkpoint file (local path; resume={resume})"
         )
     if not resume:
-        return LoadPlan("load", load_from) if load_from is not None else LoadPlan(None, None)
+        if load_from is None:
+            return StartPlan(None, None, None)
+        return StartPlan("load", load_from, resolved(load_from))
     latest = find_latest_checkpoint(work_dir)
     if latest is not None:
-        if load_from is not None:
-            logger.info(
-                f"resume=True: work_dir {work_dir} holds the checkpoint {latest}, so the run "
-                f"continues from it and load_from={load_from!r} is not used"
-            )
-        else:
-            logger.info(f"Auto resumed from the latest checkpoint {latest}.")
-        return LoadPlan("resume", latest)
-    if load_from is not None:
-        return LoadPlan("resume", load_from)
+        logger.info(f"Auto resumed from the latest checkpoint {latest}.")
+        return StartPlan("resume", latest, _inherited_origin(latest))
     logger.warning(
         f"resume=True but work_dir {work_dir} holds no complete checkpoint and load_from is "
         "not set: training starts from scratch"
     )
-    return LoadPlan(None, None)
+    return StartPlan(None, None, None)
+
+
+def plan_start(
+    work_dir: str,
+    resume: bool | str,
+    load_from: str | None,
+    logger: Any,
+    fingerprint: str | None = None,
+) -> StartPlan:
+    """Where a runner starts from, and what its checkpoints record as its origin.
+
+    ``resume=True`` without ``load_from``: the newest complete checkpoint in ``work_dir`` (so
+    the same command run again continues an interrupted run), else a fresh start with a
+    warning. A named checkpoint (``resume=True`` with ``load_from``, or ``resume=PATH``): that
+    one exactly, unless ``work_dir`` holds newer checkpoints of a run that started from it
+    with the config of ``fingerprint`` (see :mod:`.named_resume`). ``resume=False``:
+    ``load_from`` loads weights only. Rank 0 decides and the others follow.
+
+    Example:
+        >>> plan = plan_start('work_dirs/toy', True, 'work_dirs/toy/epoch_1.pth', logger, 'a1b2')
+        >>> plan.action, plan.path
+        ('resume', 'work_dirs/toy/epoch_1.pth')
+    """
+    plan = [None]
+    if dist.get_rank() == 0:
+        plan[0] = tuple(_decide(work_dir, resume, load_from, logger, fingerprint))
+    if dist.get_world_size() > 1:
+        dist.broadcast_object_list(plan, src=0)
+    return StartPlan(*plan[0])
 
 
 def plan_load_or_resume(
-    work_dir: str, resume: bool, load_from: str | None, logger: Any
+    work_dir: str, resume: bool | str, load_from: str | None, logger: Any
 ) -> LoadPlan:
-    """Where a runner starts from. ``resume=True``: the newest complete checkpoint in
-    ``work_dir`` (so the same command run again continues an interrupted run), else
-    ``load_from`` resumed fully, else a fresh start with a warning. ``resume=False``:
-    ``load_from`` loads weights only. Rank 0 decides and the others follow.
+    """:func:`plan_start` without a config to recognise a requeued run by, so a named
+    checkpoint is always resumed exactly.
 
     Example:
         >>> plan_load_or_resume('work_dirs/toy', resume=True, load_from=None, logger=logger)
         LoadPlan(action='resume', path='work_dirs/toy/epoch_2.pth')
     """
-    plan = [None]
-    if dist.get_rank() == 0:
-        plan[0] = tuple(_decide(work_dir, resume, load_from, logger))
-    if dist.get_world_size() > 1:
-        dist.broadcast_object_list(plan, src=0)
-    return LoadPlan(*plan[0])
+    return LoadPlan(*plan_start(work_dir, resume, load_from, logger)[:2])
 
 
 def _restore_counters(runner: Any, meta: Mapping[str, Any]) -> None:

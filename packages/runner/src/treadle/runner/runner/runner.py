@@ -21,17 +21,20 @@ from treadle.runner.evaluator import Evaluator
 from treadle.runner.hooks.hook import Hook
 from treadle.runner.hooks.iter_timer_pauses import record_checkpoint_save
 from treadle.runner.model import unwrap_model
+from treadle.runner.model.efficient_conv_bn_eval import turn_on_efficient_conv_bn_eval
 from treadle.runner.optim import OptimWrapper
 from treadle.runner.registry import RUNNERS
 
 from . import checkpointing
 from .builders import RunnerBuilders
+from .config_fingerprint import config_fingerprint
 from .env import collect_env, setup_env
 from .hook_list import (
     HookDispatch,
     HookList,
 )
 from .hook_methods import RunnerHooks
+from .named_resume import check_named_before_start, named_checkpoint
 from .optim_setup import (
     check_scheduler_cfg,
 )
@@ -95,23 +98,30 @@ class Runner(RunnerBuilders, RunnerHooks):
         model: an ``nn.Module`` with ``train_step``/``val_step``/``test_step`` (a BaseModel),
             or its config (MODELS).
         work_dir: where logs and checkpoints go.
-        train_dataloader, val_dataloader, test_dataloader: DataLoaders or their configs
-            (``dataset``, ``sampler``, ``batch_size``...; see :meth:`build_dataloader`).
+        train_dataloader: a DataLoader or its config (``dataset``, ``sampler``,
+            ``batch_size``...; see :meth:`build_dataloader`).
+        val_dataloader: the same, for validation.
+        test_dataloader: the same, for testing.
         train_cfg: ``dict(by_epoch=True, max_epochs=N, val_interval=1, val_begin=1)`` or
             ``dict(by_epoch=False, max_iters=N, ...)`` or ``dict(type=Loop, ...)``.
-        val_cfg, test_cfg: the val/test loop configs (``dict()`` for ValLoop/TestLoop).
+        val_cfg: the validation loop's config (``dict()`` for ValLoop).
+        test_cfg: the test loop's config (``dict()`` for TestLoop).
         auto_scale_lr: ``dict(enable=True, base_batch_size=B)`` scales the learning rates by
             the real total batch size over B.
         optim_wrapper: an OptimWrapper or its config (``dict(optimizer=dict(type='SGD',
             lr=0.01))``).
         param_scheduler: a scheduler config, a list of them, or a dict per optimizer name.
-        val_evaluator, test_evaluator: an Evaluator, a metric config or a list of them.
+        val_evaluator: an Evaluator, a metric config or a list of them.
+        test_evaluator: the same, for testing.
         default_hooks: replaces the default hooks by name (None removes one).
         custom_hooks: more hooks (configs or Hook objects).
         data_preprocessor: merged into the model config when the model is a config.
         load_from: a checkpoint whose weights are loaded (resumed with ``resume=True``).
-        resume: True continues the newest complete checkpoint of ``work_dir`` (else
-            ``load_from``); a checkpoint path continues exactly that one.
+        resume: True continues the newest complete checkpoint of ``work_dir``, or with
+            ``load_from`` that checkpoint exactly; a checkpoint path is the same as True with
+            ``load_from``. A named checkpoint gives way only to newer checkpoints of
+            ``work_dir`` saved by a run that started from it with the same config (the same
+            command run again after a preemption goes on).
         launcher: 'none', 'pytorch', 'slurm' or 'mpi'.
         env_cfg: ``cudnn_benchmark``, ``mp_cfg``, ``dist_cfg``, ``resource_limit``.
         log_processor: the LogProcessor config (``window_size``, ``by_epoch``...).
@@ -168,7 +178,6 @@ class Runner(RunnerBuilders, RunnerHooks):
         cfg: Config | dict | None = None,
     ) -> None:
         self._work_dir = osp.abspath(os.fspath(work_dir))
-        os.makedirs(self._work_dir, exist_ok=True)
         if isinstance(cfg, Config):
             self.cfg = copy.deepcopy(cfg)
         elif isinstance(cfg, Mapping):
@@ -177,6 +186,14 @@ class Runner(RunnerBuilders, RunnerHooks):
             self.cfg = Config(dict())
         else:
             raise TypeError(f"cfg must be a Config, a dict or None, got {type(cfg).__name__}")
+        self._cfg_fingerprint = config_fingerprint(self.cfg)
+        self._started_from: str | None = None
+        named = named_checkpoint(resume, load_from)
+        if named is not None:
+            # A checkpoint to resume that is missing or is no checkpoint is refused before
+            # anything is written to work_dir.
+            check_named_before_start(self._work_dir, named, self._cfg_fingerprint)
+        os.makedirs(self._work_dir, exist_ok=True)
 
         check_groups(
             train_dataloader=train_dataloader,
@@ -529,12 +546,12 @@ class Runner(RunnerBuilders, RunnerHooks):
                 f'Enabling the "activation_checkpointing" feature for sub-modules: {modules}'
             )
             self.strategy.apply_activation_checkpointing(self.model, modules)
-        if self.cfg.get("efficient_conv_bn_eval") is not None:
-            # A speed/memory optimization of eval-mode Conv+BN pairs; training is the same
-            # without it, so a config written for MMEngine still runs.
-            self.logger.warning(
-                "cfg.efficient_conv_bn_eval is not supported by treadle and is ignored"
+        conv_bn_modules = self.cfg.get("efficient_conv_bn_eval")
+        if conv_bn_modules is not None:
+            self.logger.info(
+                f'Enabling the "efficient_conv_bn_eval" feature for sub-modules: {conv_bn_modules}'
             )
+            turn_on_efficient_conv_bn_eval(unwrap_model(self.model), conv_bn_modules)
 
     def _compile_cfg(self) -> bool | dict:
         compile_cfg = self.cfg.get("compile")
@@ -612,23 +629,17 @@ class Runner(RunnerBuilders, RunnerHooks):
     # ----------------------------------------------------------------- checkpoints
 
     def load_or_resume(self) -> None:
-        """Resume (``resume=True``: the newest complete checkpoint of work_dir, else
-        ``load_from``; ``resume=PATH``: that checkpoint) or load the weights of ``load_from``,
-        once."""
+        """Resume (``resume=True``: the newest complete checkpoint of work_dir; with
+        ``load_from`` or ``resume=PATH``: that checkpoint, or the newest checkpoint of work_dir
+        that a run started from it with the same config saved) or load the weights of
+        ``load_from``, once."""
         if self._has_loaded:
             return
-        if isinstance(self._resume, str):
-            # A named checkpoint is what the user asked for, whatever work_dir holds (a file,
-            # or the directory of a sharded checkpoint).
-            if "://" not in self._resume and not osp.exists(self._resume):
-                raise FileNotFoundError(
-                    f"resume={self._resume!r}: no such checkpoint file or directory"
-                )
-            self.resume(self._resume)
-            return
-        plan = checkpointing.plan_load_or_resume(
-            self._work_dir, self._resume, self._load_from, self.logger
+        plan = checkpointing.plan_start(
+            self._work_dir, self._resume, self._load_from, self.logger, self._cfg_fingerprint
         )
+        # Recorded in every checkpoint this run saves (see named_resume).
+        self._started_from = plan.origin
         if plan.action == "resume":
             self.resume(plan.path)
         elif plan.action == "load":

@@ -10,6 +10,7 @@ the two ordered name tables say which kind each field is.
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -18,6 +19,7 @@ import torch
 
 from .class_attributes import method_names, property_names
 from .element_repr import element_repr
+from .errors import DataElementTypeError, DataElementValueError
 
 # The two name tables; they are the element's own bookkeeping, never fields.
 _TABLES = ("_metainfo_fields", "_data_fields")
@@ -66,8 +68,8 @@ class BaseDataElement:
     def set_metainfo(self, metainfo: Mapping[str, Any]) -> None:
         """Add or replace metainfo fields; the values are deep-copied."""
         if not isinstance(metainfo, Mapping):
-            raise TypeError(
-                f"metainfo of {type(self).__name__} must be a dict, got "
+            raise DataElementTypeError(
+                f"{type(self).__name__}: metainfo should be a ``dict`` but got "
                 f"{type(metainfo).__name__}: {metainfo!r}"
             )
         for name, value in copy.deepcopy(dict(metainfo)).items():
@@ -76,8 +78,9 @@ class BaseDataElement:
     def set_data(self, data: Mapping[str, Any]) -> None:
         """Add or replace data fields, as ``setattr`` does for each item."""
         if not isinstance(data, Mapping):
-            raise TypeError(
-                f"data of {type(self).__name__} must be a dict, got {type(data).__name__}: {data!r}"
+            raise DataElementTypeError(
+                f"{type(self).__name__}: data should be a `dict` but got "
+                f"{type(data).__name__}: {data!r}"
             )
         for name, value in data.items():
             setattr(self, name, value)
@@ -85,8 +88,8 @@ class BaseDataElement:
     def update(self, instance: BaseDataElement) -> None:
         """Copy the metainfo and data fields of ``instance`` into this element."""
         if not isinstance(instance, BaseDataElement):
-            raise TypeError(
-                f"{type(self).__name__}.update needs a BaseDataElement, got "
+            raise DataElementTypeError(
+                f"{type(self).__name__}.update: instance should be a `BaseDataElement` but got "
                 f"{type(instance).__name__}: {instance!r}"
             )
         self.set_metainfo(dict(instance.metainfo_items()))
@@ -101,17 +104,15 @@ class BaseDataElement:
     ) -> None:
         """Set ``name`` as a metainfo or data field, checking ``value`` against ``dtype``."""
         if field_type not in _FIELD_TYPES:
-            raise ValueError(
+            raise DataElementValueError(
                 f"field_type of {name!r} must be 'metainfo' or 'data', got {field_type!r}"
             )
         if dtype is not None and not isinstance(value, dtype):
-            raise TypeError(
-                f"field {name!r} of {type(self).__name__} must be a {_type_name(dtype)}, got "
-                f"{type(value).__name__}: {value!r}"
+            raise DataElementTypeError(
+                f"field {name!r} of {type(self).__name__} should be a {_type_name(dtype)} but "
+                f"got {type(value).__name__}: {value!r}"
             )
         self._check_name(name, field_type)
-        if field_type == "data":
-            value = self._checked_data(name, value)
         # A property's setter runs here and may store its value in a private twin field.
         object.__setattr__(self, name, value)
         table = self._metainfo_fields if field_type == "metainfo" else self._data_fields
@@ -133,13 +134,17 @@ class BaseDataElement:
                 f"a {other_type} field"
             )
         if name in method_names(type(self)):
-            raise AttributeError(
-                f"Cannot set {name} to be a field of {field_type}: it would hide the method "
-                f"{type(self).__name__}.{name}"
+            # MMEngine takes it; the element's own calls of the method then fail.
+            warnings.warn(
+                f"field {name!r} of {field_type} hides the method {type(self).__name__}.{name}: "
+                f"this element's {name}() is no longer callable",
+                stacklevel=4,
             )
 
     def _checked_data(self, name: str, value: Any) -> Any:
-        """The value to store for data field ``name``; subclasses check shapes here."""
+        """The value that ``setattr`` stores for data field ``name``; subclasses check shapes
+        here. ``set_field`` (what a property's setter calls) stores values unchecked, as
+        MMEngine's does."""
         return value
 
     def _another_data_field(self, name: str) -> str | None:
@@ -152,7 +157,9 @@ class BaseDataElement:
         return None
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self.set_field(value, name, field_type="data")
+        if name in _TABLES:
+            raise AttributeError(_IMMUTABLE.format(name=name))
+        self.set_field(self._checked_data(name, value), name, field_type="data")
 
     def __delattr__(self, name: str) -> None:
         if name in _TABLES:
@@ -174,7 +181,9 @@ class BaseDataElement:
     def pop(self, name: str, *default: Any) -> Any:
         """Remove field ``name`` and return its value; ``default`` when it is no field."""
         if len(default) > 1:
-            raise TypeError(f"pop expected at most 2 arguments, got {1 + len(default)}")
+            raise DataElementTypeError(
+                f"pop got more than 2 arguments (name and default): got {1 + len(default)}"
+            )
         if name in self:
             value = getattr(self, name)
             delattr(self, name)

@@ -6,13 +6,14 @@ Every data field has the same length; indexing selects the same rows from all of
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sized
 from typing import Any
 
 import numpy as np
 import torch
 
 from .base_data_element import BaseDataElement
+from .errors import DataElementTypeError, DataElementValueError
 from .instance_index import positions, rows, take_rows
 
 
@@ -35,8 +36,8 @@ def _joined(name: str, values: list[Any]) -> Any:
     if hasattr(first, "cat"):
         return first.cat(values)
     raise ValueError(
-        f"InstanceData.cat cannot join field {name!r}: {type(first).__name__} is no tensor, "
-        f"array, list, tuple or str, and has no cat()"
+        f"InstanceData.cat cannot join field {name!r}: The type of `{name}` is `{type(first)}` "
+        f"which has no attribute of `cat` (nor is it a tensor, array, list, tuple or str)"
     )
 
 
@@ -61,27 +62,29 @@ class InstanceData(BaseDataElement):
     """
 
     def _checked_data(self, name: str, value: Any) -> Any:
-        try:
-            length = len(value)
-        except TypeError:
-            raise TypeError(
-                f"InstanceData field {name!r} must have a length (one row per instance), got "
-                f"{type(value).__name__}: {value!r}"
-            ) from None
+        if not isinstance(value, Sized):
+            raise DataElementTypeError(
+                f"InstanceData field {name!r} holds one row per instance: value must contain "
+                f"`__len__` attribute, got {type(value).__name__}: {value!r}"
+            )
         reference = self._another_data_field(name)
-        if reference is not None:
-            expected = len(getattr(self, reference))
-            if length != expected:
-                raise ValueError(
-                    f"InstanceData field {name!r} has length {length}, but field {reference!r} "
-                    f"has length {expected}: all fields must have one row per instance"
-                )
+        if reference is None:
+            return value
+        expected = len(getattr(self, reference))
+        # As MMEngine: while the instance has no rows, a field of any length is taken.
+        if expected and len(value) != expected:
+            raise DataElementValueError(
+                f"InstanceData field {name!r} has length {len(value)}, but field {reference!r} "
+                f"has length {expected}: the length of values is not consistent with the "
+                f"length of this :obj:`InstanceData` (one row per instance in every field)"
+            )
         return value
 
     def __setitem__(self, name: str, value: Any) -> None:
         if not isinstance(name, str):
             raise TypeError(
-                f"InstanceData field names must be str, got {type(name).__name__}: {name!r}"
+                f"InstanceData field names must be str (attribute name must be string), got "
+                f"{type(name).__name__}: {name!r}"
             )
         setattr(self, name, value)
 
@@ -115,7 +118,7 @@ class InstanceData(BaseDataElement):
                 data[name] = value[array_index]
             else:
                 if chosen is None:
-                    chosen = positions(index, len(self))
+                    chosen = positions(index)
                 data[name] = take_rows(name, value, chosen)
         selected.set_data(data)
         return selected
@@ -128,10 +131,12 @@ class InstanceData(BaseDataElement):
         """
         instances = list(instances_list)
         if not instances:
-            raise ValueError("InstanceData.cat needs at least one InstanceData, got none")
+            raise DataElementValueError(
+                "InstanceData.cat needs at least one InstanceData, got none"
+            )
         for position, instance in enumerate(instances):
             if not isinstance(instance, InstanceData):
-                raise TypeError(
+                raise DataElementTypeError(
                     f"InstanceData.cat joins InstanceData only; item {position} is "
                     f"{type(instance).__name__}: {instance!r}"
                 )
@@ -142,10 +147,11 @@ class InstanceData(BaseDataElement):
         for position, instance in enumerate(instances[1:], start=1):
             keys = set(instance.all_keys())
             if keys != expected:
-                raise ValueError(
-                    f"InstanceData.cat needs the same keys in every item: item {position} "
-                    f"lacks {sorted(expected - keys)} and adds {sorted(keys - expected)} "
-                    f"compared with item 0"
+                raise DataElementValueError(
+                    f"There are different keys in `instances_list`: InstanceData.cat needs the "
+                    f"same keys in every item, but item {position} lacks "
+                    f"{sorted(expected - keys)} and adds {sorted(keys - expected)} compared "
+                    f"with item 0"
                 )
         names = first.keys()
         joined = type(first)(metainfo=first.metainfo)

@@ -11,20 +11,26 @@ import numpy as np
 import torch
 
 from .base_data_element import BaseDataElement
+from .errors import DataElementIndexError, DataElementTypeError, DataElementValueError
 
 
 def _as_slice(part: Any, axis: str, size: int) -> slice:
     if isinstance(part, slice):
         return part
-    if isinstance(part, (int, np.integer)) and not isinstance(part, bool):
+    if isinstance(part, (int, np.integer)):
         position = operator.index(part)
-        if not -size <= position < size:
-            raise IndexError(f"{axis} index {position} is out of range for PixelData {axis} {size}")
-        position %= size
+        if size and not -size <= position < size:
+            # MMEngine's crop: empty past the end, the first row or column before the start.
+            warnings.warn(
+                f"PixelData {axis} index {position} is out of range for {axis}s 0 to "
+                f"{size - 1}: the crop is empty or clamped",
+                stacklevel=4,
+            )
         # A slice of one keeps the dimension, so the values stay (C, H, W).
-        return slice(position, position + 1)
+        return slice(position, None, size) if size else slice(position, position + 1)
     raise TypeError(
-        f"PixelData {axis} index must be an int or a slice, got {type(part).__name__}: {part!r}"
+        f"PixelData {axis} index must be an int or a slice (The type of element in input must "
+        f"be int or slice, but got {type(part)}): {part!r}"
     )
 
 
@@ -45,22 +51,23 @@ class PixelData(BaseDataElement):
 
     def _checked_data(self, name: str, value: Any) -> Any:
         if not isinstance(value, (torch.Tensor, np.ndarray)):
-            raise TypeError(
-                f"PixelData field {name!r} must be a torch.Tensor or a numpy.ndarray, got "
-                f"{type(value).__name__}: {value!r}"
+            raise DataElementTypeError(
+                f"PixelData field {name!r}: Can not set {type(value)}, only support "
+                f"torch.Tensor or numpy.ndarray, got {value!r}"
             )
         if value.ndim not in (2, 3):
-            raise ValueError(
-                f"PixelData field {name!r} must be (H, W) or (C, H, W), got {value.ndim} "
-                f"dimensions: shape {tuple(value.shape)}"
+            raise DataElementValueError(
+                f"PixelData field {name!r} must be (H, W) or (C, H, W): The dim of value must "
+                f"be 2 or 3, but got {value.ndim} (shape {tuple(value.shape)})"
             )
         reference = self._another_data_field(name)
         if reference is not None:
             expected = tuple(getattr(self, reference).shape[-2:])
             if tuple(value.shape[-2:]) != expected:
-                raise ValueError(
+                raise DataElementValueError(
                     f"PixelData field {name!r} has height and width {tuple(value.shape[-2:])}, "
-                    f"but field {reference!r} has {expected}"
+                    f"but field {reference!r} has {expected}: the height and width of values "
+                    f"is not consistent with the shape of this :obj:`PixelData`"
                 )
         if value.ndim == 2:
             warnings.warn(
@@ -82,11 +89,13 @@ class PixelData(BaseDataElement):
         """A PixelData of the crop ``[rows, columns]`` of every map (views, not copies)."""
         if not isinstance(item, tuple):
             raise TypeError(
-                f"PixelData is indexed with [rows, columns], got {type(item).__name__}: {item!r}"
+                f"Unsupported type {type(item)} for slicing PixelData: it is indexed with "
+                f"[rows, columns], got {item!r}"
             )
         if len(item) != 2:
-            raise IndexError(
-                f"PixelData is indexed with [rows, columns]: 2 indices, got {len(item)}"
+            raise DataElementIndexError(
+                f"PixelData is indexed with [rows, columns] (Only support to slice height and "
+                f"width): 2 indices, got {len(item)}"
             )
         height, width = self.shape or (0, 0)
         crop = (

@@ -39,13 +39,19 @@ class WandbVisBackend(BaseVisBackend):
     each row also carries ``epoch`` when training is by epoch: pick ``epoch`` as a chart's x
     axis in the W&B UI to see the curves per epoch.
 
+    ``step_metric`` (a class attribute, True here) switches that off: treadle.compat sets it to
+    False while installed, so that a ``wandb`` module (or a mock of it) sees MMEngine's calls:
+    ``define_metric_cfg`` and every row go to the module-level ``wandb.define_metric`` and
+    ``wandb.log``, rows without a step, and ``close`` calls ``wandb.join``.
+
     Args:
         save_dir: The directory of W&B's files (``dir`` of ``wandb.init`` unless
             ``init_kwargs`` sets it); created on first write.
         init_kwargs: Keyword arguments of ``wandb.init`` (project, name, mode, ...).
         define_metric_cfg: A dict ``{metric: summary}`` (for example ``{'coco/bbox_mAP':
             'max'}``) or a list of keyword-argument dicts of ``run.define_metric``, applied
-            after the step metric so that they can override it.
+            after the step metric so that they can override it (``wandb.define_metric`` with
+            ``step_metric`` off).
         commit: ``commit`` of ``wandb.log``; False merges the row with the next committed one.
         log_code_name: The name of the code artifact ``add_config`` logs with ``log_code``.
         watch_kwargs: Keyword arguments of ``wandb.watch``, called by ``add_graph``.
@@ -55,6 +61,10 @@ class WandbVisBackend(BaseVisBackend):
         >>> backend.add_scalars({'loss': 0.3}, step=10)  # doctest: +SKIP
         >>> backend.close()
     """
+
+    #: Whether rows carry the caller's step under ``step`` and every metric is plotted against
+    #: it (treadle); False gives MMEngine's calls on the ``wandb`` module (treadle.compat).
+    step_metric: bool = True
 
     def __init__(
         self,
@@ -66,9 +76,9 @@ class WandbVisBackend(BaseVisBackend):
         watch_kwargs: dict | None = None,
     ) -> None:
         if define_metric_cfg is not None and not isinstance(define_metric_cfg, (dict, list)):
-            raise ValueError(
-                "define_metric_cfg should be a dict {metric: summary} or a list of "
-                f"define_metric keyword dicts, got {type(define_metric_cfg).__name__}"
+            raise ValueError(  # MMEngine's phrase first: downstream tests match on it
+                "define_metric_cfg should be dict or list: a dict {metric: summary} or a list "
+                f"of define_metric keyword dicts, got {type(define_metric_cfg).__name__}"
             )
         super().__init__(None if save_dir is None else os.fspath(save_dir))
         self._init_kwargs = dict(init_kwargs or {})
@@ -78,6 +88,10 @@ class WandbVisBackend(BaseVisBackend):
         self._watch_kwargs = dict(watch_kwargs or {})
         self._wandb: Any = None
         self._run: Any = None
+        # Where define_metric, log, config and watch go: the run, or the wandb module itself
+        # when ``step_metric`` is off (MMEngine's calls, which a mocked module can assert on).
+        self._target: Any = None
+        self._step_metric = type(self).step_metric
 
     def _init_env(self) -> None:
         wandb = import_tracker("wandb", "wandb", type(self).__name__)
@@ -86,16 +100,21 @@ class WandbVisBackend(BaseVisBackend):
             os.makedirs(self._save_dir, exist_ok=True)
             init_kwargs.setdefault("dir", self._save_dir)
         run = wandb.init(**init_kwargs)
-        run.define_metric(STEP_KEY)
-        run.define_metric("*", step_metric=STEP_KEY)
-        # The epoch is a metric of its own, on the same step axis: charts can use it as x.
-        run.define_metric(EPOCH_KEY, step_metric=STEP_KEY)
+        # Read once per run, so that a run never mixes the two ways of logging.
+        self._step_metric = step_metric = type(self).step_metric
+        target = run if step_metric else wandb
+        if step_metric:
+            run.define_metric(STEP_KEY)
+            run.define_metric("*", step_metric=STEP_KEY)
+            # The epoch is a metric of its own, on the same step axis: charts can use it as x.
+            run.define_metric(EPOCH_KEY, step_metric=STEP_KEY)
         if isinstance(self._define_metric_cfg, dict):
             for metric, summary in self._define_metric_cfg.items():
-                run.define_metric(metric, summary=summary)
+                target.define_metric(metric, summary=summary)
         elif isinstance(self._define_metric_cfg, list):
             for metric_kwargs in self._define_metric_cfg:
-                run.define_metric(**metric_kwargs)
+                target.define_metric(**metric_kwargs)
+        self._target = target
         self._wandb, self._run = wandb, run
 
     @property  # type: ignore[misc]
@@ -108,13 +127,14 @@ class WandbVisBackend(BaseVisBackend):
     def add_config(self, config: Any, **kwargs: Any) -> None:
         """Record the config in the run's config and the code of the cwd as an artifact."""
         allow_val_change = self._init_kwargs.get("allow_val_change", False)
-        self._run.config.update(config_dict(config), allow_val_change=allow_val_change)
-        self._run.log_code(name=self._log_code_name)
+        self._target.config.update(config_dict(config), allow_val_change=allow_val_change)
+        code_run = self._run if self._step_metric else self._wandb.run
+        code_run.log_code(name=self._log_code_name)
 
     @force_init_env
     def add_graph(self, model: Any, data_batch: Any = None, **kwargs: Any) -> None:
         """Watch ``model``'s gradients and parameters with ``wandb.watch``."""
-        self._run.watch(model, **self._watch_kwargs)
+        self._target.watch(model, **self._watch_kwargs)
 
     @force_init_env
     def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:
@@ -124,7 +144,11 @@ class WandbVisBackend(BaseVisBackend):
 
     @force_init_env
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
-        """Record one number; a value that is not a number raises TypeError naming ``name``."""
+        """Record one number; a value that is not a number raises TypeError naming ``name``
+        (with ``step_metric`` off, the value goes to ``wandb.log`` unchecked, as in MMEngine)."""
+        if not self._step_metric:
+            self._wandb.log({name: value}, commit=self._commit)
+            return
         self._log({name: scalars.scalar_value(name, value)}, step)
 
     @force_init_env
@@ -138,14 +162,21 @@ class WandbVisBackend(BaseVisBackend):
         """Record every number of ``scalar_dict`` in one W&B row; ``file_path`` is ignored.
 
         A ``"step"`` key in ``scalar_dict`` is the row's step and wins over ``step``, as in
-        LocalVisBackend (that key is the column every metric is plotted against).
+        LocalVisBackend (that key is the column every metric is plotted against). With
+        ``step_metric`` off, ``scalar_dict`` goes to ``wandb.log`` as it is, as in MMEngine.
         """
+        if not self._step_metric:
+            self._wandb.log(scalar_dict, commit=self._commit)
+            return
         checked = scalars.scalar_dict(scalar_dict)
         if STEP_KEY in checked:
             step = checked.pop(STEP_KEY)
         self._log(checked, step)
 
     def _log(self, row: dict, step: int) -> None:
+        if not self._step_metric:  # MMEngine's rows: no step at all
+            self._wandb.log(row, commit=self._commit)
+            return
         self._run.log({**row, STEP_KEY: scalars.step_value(step)}, commit=self._commit)
 
     def close(self) -> None:
@@ -154,11 +185,15 @@ class WandbVisBackend(BaseVisBackend):
         ``run.finish()`` of wandb 0.31 can return before its service process has written the
         run's last records (an offline run read right after ``finish`` is sometimes empty).
         Shutting the service down waits for that, so it is done when no other run of this
-        process still needs the service; the next ``wandb.init`` starts a new one.
+        process still needs the service; the next ``wandb.init`` starts a new one. With
+        ``step_metric`` off it calls ``wandb.join()`` (which finishes ``wandb.run``), as MMEngine.
         """
         if self._run is None:
             return
-        self._run.finish()
+        if self._step_metric:
+            self._run.finish()
+        else:
+            self._wandb.join()
         self._run = None
         self._env_initialized = False
         if _no_active_run(self._wandb):

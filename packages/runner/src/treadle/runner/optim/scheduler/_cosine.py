@@ -7,11 +7,13 @@ import math
 
 
 def check_eta_min(eta_min: float | None, eta_min_ratio: float | None, owner: str) -> None:
-    """ValueError naming ``owner`` unless exactly one of the two is given."""
+    """SchedulerArgumentError naming ``owner`` unless exactly one of the two is given."""
     if (eta_min is None) == (eta_min_ratio is None):
-        raise ValueError(
-            f"{owner}: give exactly one of eta_min and eta_min_ratio, got eta_min={eta_min!r}, "
-            f"eta_min_ratio={eta_min_ratio!r}"
+        from ._errors import SchedulerArgumentError
+
+        raise SchedulerArgumentError(
+            f"{owner}: either `eta_min` or `eta_min_ratio should be specified, not both nor "
+            f"neither; got eta_min={eta_min!r}, eta_min_ratio={eta_min_ratio!r}"
         )
 
 

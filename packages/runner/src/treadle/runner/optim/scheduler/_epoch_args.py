@@ -14,11 +14,13 @@ INF = int(1e9)
 
 
 def check_epoch_length(epoch_length: Any, owner: str) -> int:
-    """``epoch_length`` as a positive int; ValueError naming ``owner`` otherwise."""
+    """``epoch_length`` as a positive int; SchedulerArgumentError naming ``owner`` otherwise."""
     if isinstance(epoch_length, bool) or not isinstance(epoch_length, int) or epoch_length <= 0:
-        raise ValueError(
-            f"{owner}: epoch_length must be a positive integer (the number of iterations of "
-            f"one epoch, len(train_dataloader)), got {epoch_length!r}"
+        from ._errors import SchedulerArgumentError
+
+        raise SchedulerArgumentError(
+            f"{owner}: `epoch_length` must be a positive integer, but got {epoch_length!r} (the "
+            "number of iterations of one epoch, len(train_dataloader))"
         )
     return epoch_length
 

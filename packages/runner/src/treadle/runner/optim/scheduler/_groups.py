@@ -22,15 +22,19 @@ def checked_param_groups(optimizer: Any, owner: str) -> Sequence[dict[str, Any]]
             f"{owner}: the optimizer {kind} holds several optimizers; build one scheduler per "
             f"key instead (e.g. optimizer['generator'])"
         )
+    if groups is not None and not isinstance(groups, (str, bytes, Sequence)):
+        # A stand-in whose param_groups iterate (a MagicMock(spec=OptimWrapper) in a test, as
+        # MMEngine takes it): read them once.
+        groups = list(groups) if hasattr(groups, "__iter__") else None
     if (
-        isinstance(groups, (str, bytes))
-        or not isinstance(groups, Sequence)
-        or not groups
+        groups is None
+        or isinstance(groups, (str, bytes))
         or not all(isinstance(group, dict) for group in groups)
     ):
         raise TypeError(
-            f"{owner}: optimizer must be a torch.optim.Optimizer or an OptimWrapper (anything "
-            f"with a non-empty list of param_groups dicts), got {kind}"
+            f"{owner}: ``optimizer`` should be an Optimizer, but got {kind}: pass a "
+            "torch.optim.Optimizer or an OptimWrapper (anything with a list of param_groups "
+            "dicts)"
         )
     return groups
 
@@ -64,9 +68,10 @@ def one_per_group(value: Any, optimizer: Any, key: str, owner: str) -> list[Any]
     inner = getattr(getattr(optimizer, "optimizer", None), "param_groups", None)
     if inner is not None and len(values) == len(inner) == count - 1:
         return [*values, values[-1]]
+    groups = len(inner) if inner is not None else count
     raise ValueError(
-        f"{owner}: {key} has {len(values)} values but the optimizer has "
-        f"{len(inner) if inner is not None else count} param groups"
+        f"{owner}: expected {groups} values for {key}, got {len(values)}: {key} has "
+        f"{len(values)} values but the optimizer has {groups} param groups"
     )
 
 
@@ -85,8 +90,9 @@ def record_initial_values(optimizer: Any, param_name: str, last_step: int, owner
         if initial not in group:
             if last_step != -1:
                 raise KeyError(
-                    f"{owner}: param_groups[{index}] of {kind} has no {initial!r}: resuming with "
-                    f"last_step={last_step} needs the optimizer state of the run it resumes"
+                    f"{owner}: param {initial!r} is not specified in param_groups[{index}] of "
+                    f"{kind} when resuming an optimizer: resuming with last_step={last_step} "
+                    "needs the optimizer state of the run it resumes"
                 )
             group[initial] = group[param_name]
         values.append(group[initial])

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from treadle.logging import print_log
 
 from ._epoch_args import INF, check_epoch_length, scale_range, scale_steps
+from ._errors import SchedulerArgumentError
 from ._groups import checked_param_groups, record_initial_values
 from ._step_watch import OptimizerStepWatch
 
@@ -89,9 +90,11 @@ class _ParamScheduler:
         name = type(self).__name__
         checked_param_groups(optimizer, name)
         if end <= begin:
-            raise ValueError(f"{name}: end must be larger than begin, got begin={begin}, end={end}")
-        if isinstance(last_step, bool) or not isinstance(last_step, int) or last_step < -1:
             raise ValueError(
+                f"{name}: end should be larger than begin, but got begin={begin}, end={end}"
+            )
+        if isinstance(last_step, bool) or not isinstance(last_step, int) or last_step < -1:
+            raise SchedulerArgumentError(
                 f"{name}: last_step must be an int >= -1 (-1: not started), got {last_step!r}"
             )
         self.optimizer = optimizer
@@ -120,9 +123,10 @@ class _ParamScheduler:
         """
         owner = f"{cls.__name__}.build_iter_from_epoch"
         if not by_epoch:
-            raise ValueError(
-                f"{owner}: convert_to_iter_based=True converts epoch-based arguments, but "
-                f"by_epoch=False was given; drop one of the two"
+            raise SchedulerArgumentError(
+                f"{owner}: only epoch-based kwargs whose `by_epoch=True` can be converted to "
+                "iter-based: convert_to_iter_based=True converts epoch-based arguments, but "
+                "by_epoch=False was given; drop one of the two"
             )
         epoch_length = check_epoch_length(epoch_length, owner)
         begin, end = scale_range(begin, end, epoch_length)
@@ -178,7 +182,8 @@ class _ParamScheduler:
         if not watch.stepped:
             warnings.warn(
                 f"{type(self).__name__}.step() was called before optimizer.step(): call "
-                "optimizer.step() first, or the first value of the schedule is skipped",
+                "optimizer.step() first, or the first value of the schedule is skipped (see "
+                "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate)",
                 UserWarning,
                 stacklevel=3,
             )

@@ -45,7 +45,10 @@ class ConstantParamScheduler(_ParamScheduler):
         verbose: bool = False,
     ) -> None:
         if not 0 <= factor <= 1:
-            raise ValueError(f"{type(self).__name__}: factor must be in [0, 1], got {factor!r}")
+            raise ValueError(
+                f"{type(self).__name__}: Constant multiplicative factor should between 0 and 1, "
+                f"got {factor!r}"
+            )
         self.factor = factor
         self.total_iters = end - begin - 1
         super().__init__(optimizer, param_name, begin, end, last_step, by_epoch, verbose)

@@ -60,7 +60,9 @@ class CosineRestartParamScheduler(_ParamScheduler):
         name = type(self).__name__
         check_eta_min(eta_min, eta_min_ratio, name)
         if len(periods) != len(restart_weights):
-            raise ValueError(
+            from ._errors import SchedulerArgumentError
+
+            raise SchedulerArgumentError(
                 f"{name}: periods and restart_weights need one entry per cycle, got "
                 f"{len(periods)} periods {list(periods)} and {len(restart_weights)} "
                 f"restart_weights {list(restart_weights)}"

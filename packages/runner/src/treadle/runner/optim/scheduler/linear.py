@@ -19,7 +19,7 @@ class LinearParamScheduler(_ParamScheduler):
     Args:
         optimizer: an optimizer or an optimizer wrapper.
         param_name: the param group key to schedule.
-        start_factor: the factor at ``begin``, in (0, 1].
+        start_factor: the factor at ``begin``, in [0, 1].
         end_factor: the factor at ``end - 1``, in [0, 1].
         begin, end, last_step, by_epoch, verbose: as in ``_ParamScheduler``.
 
@@ -47,14 +47,16 @@ class LinearParamScheduler(_ParamScheduler):
         verbose: bool = False,
     ) -> None:
         name = type(self).__name__
-        # Each step multiplies by a ratio of factors: from 0 nothing could grow again.
-        if not 0 < start_factor <= 1:
+        if not 0 <= start_factor <= 1:
             raise ValueError(
-                f"{name}: start_factor must be in (0, 1], got {start_factor!r} (for a warm-up "
-                "from almost nothing use a small value such as 1e-3)"
+                f"{name}: start_factor={start_factor!r} is out of range: Starting multiplicative "
+                "factor should between 0 and 1"
             )
         if not 0 <= end_factor <= 1:
-            raise ValueError(f"{name}: end_factor must be in [0, 1], got {end_factor!r}")
+            raise ValueError(
+                f"{name}: end_factor={end_factor!r} is out of range: Ending multiplicative factor "
+                "should between 0 and 1"
+            )
         self.start_factor = start_factor
         self.end_factor = end_factor
         self.total_iters = end - begin - 1
@@ -64,10 +66,13 @@ class LinearParamScheduler(_ParamScheduler):
         if self.last_step == 0:
             return self._scaled_values(self.start_factor)
         change = self.end_factor - self.start_factor
-        ratio = 1.0 + change / (
-            self.total_iters * self.start_factor + (self.last_step - 1) * change
-        )
-        return self._scaled_values(ratio)
+        previous = self.total_iters * self.start_factor + (self.last_step - 1) * change
+        if previous == 0:
+            # The value was scaled to 0 (start_factor=0): no ratio can grow it again, so the
+            # step after it scales the base values instead (MMEngine divides by zero here).
+            factor = self.start_factor + change * self.last_step / self.total_iters
+            return [base * factor for base in self.base_values]
+        return self._scaled_values(1.0 + change / previous)
 
 
 @PARAM_SCHEDULERS.register_module()

@@ -78,8 +78,10 @@ class OneCycleParamScheduler(_ParamScheduler):
     ) -> None:
         name = type(self).__name__
         if param_name != "lr":
-            raise ValueError(
-                f"{name} schedules the learning rate only: param_name must be 'lr', got "
+            from ._errors import SchedulerArgumentError
+
+            raise SchedulerArgumentError(
+                f"{name}: OneCycle only works for learning rate: param_name must be 'lr', got "
                 f"{param_name!r}"
             )
         if total_steps is None:
@@ -90,12 +92,24 @@ class OneCycleParamScheduler(_ParamScheduler):
                 )
             total_steps = end - begin
         elif isinstance(total_steps, bool) or not isinstance(total_steps, int) or total_steps <= 0:
-            raise ValueError(f"{name}: total_steps must be a positive int, got {total_steps!r}")
+            raise ValueError(
+                f"{name}: Expected positive integer total_steps, but got {total_steps!r}"
+            )
         if isinstance(pct_start, bool) or not isinstance(pct_start, (int, float)):
-            raise ValueError(f"{name}: pct_start must be a number in [0, 1], got {pct_start!r}")
+            raise ValueError(
+                f"{name}: Expected float between 0 and 1 pct_start, but got {pct_start!r}"
+            )
         if not 0 <= pct_start <= 1:
-            raise ValueError(f"{name}: pct_start must be in [0, 1], got {pct_start!r}")
-        check_choice(name, "anneal_strategy", anneal_strategy, _STRATEGIES)
+            raise ValueError(
+                f"{name}: Expected float between 0 and 1 pct_start, but got {pct_start!r}"
+            )
+        check_choice(
+            name,
+            "anneal_strategy",
+            anneal_strategy,
+            _STRATEGIES,
+            f'anneal_strategy must by one of "cos" or "linear", instead got {anneal_strategy}',
+        )
         self.eta_max = eta_max
         self.total_steps = total_steps
         self.pct_start = float(pct_start)
@@ -138,8 +152,8 @@ class OneCycleParamScheduler(_ParamScheduler):
         step = self.last_step
         if step > self.total_steps:
             raise ValueError(
-                f"{type(self).__name__} was stepped {step + 1} times, but its cycle has "
-                f"total_steps={self.total_steps}"
+                f"{type(self).__name__}: Tried to step {step + 1} times. The specified number of "
+                f"total steps is {self.total_steps}"
             )
         phases = self._schedule_phases
         values = []

@@ -5,12 +5,14 @@ improving for ``patience`` validations (PyTorch's ReduceLROnPlateau, with MMEngi
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from treadle.runner.registry import PARAM_SCHEDULERS
 
 from ._choices import check_choice, did_you_mean
+from ._errors import SchedulerArgumentError
 from ._groups import one_per_group
 from .base import INF, _ParamScheduler
 from .mixins import LRSchedulerMixin, MomentumSchedulerMixin
@@ -33,7 +35,7 @@ class ReduceOnPlateauParamScheduler(_ParamScheduler):
         param_name: the param group key to schedule.
         monitor: the key of the metric in the metrics dict.
         rule: ``'less'`` (lower is better, e.g. a loss) or ``'greater'`` (e.g. an accuracy).
-        factor: the factor applied on a plateau, in [0, 1).
+        factor: the factor applied on a plateau, below 1 (a negative one warns).
         patience: how many validations without improvement are tolerated.
         threshold: how much better a metric must be to count as an improvement.
         threshold_rule: ``'rel'`` (relative to the best) or ``'abs'``.
@@ -41,7 +43,7 @@ class ReduceOnPlateauParamScheduler(_ParamScheduler):
         min_value: the lowest value, one for all groups or one per group.
         eps: a reduction smaller than this is skipped.
         begin, end, last_step, by_epoch, verbose: as in ``_ParamScheduler``; ``by_epoch``
-            must be True.
+            must be True (AssertionError and ValueError otherwise, as MMEngine).
 
     Example:
         >>> import torch
@@ -76,15 +78,31 @@ class ReduceOnPlateauParamScheduler(_ParamScheduler):
     ) -> None:
         name = type(self).__name__
         if not by_epoch:
-            raise ValueError(
-                f"{name} is stepped with the metrics of each validation: by_epoch must be True"
+            # MMEngine asserts this too: its users' tests expect an AssertionError.
+            raise SchedulerArgumentError(
+                f"Now {name} only support by_epoch=True: it is stepped with the metrics of each "
+                "validation, so by_epoch must be True"
             )
-        if not 0 <= factor < 1:
-            raise ValueError(f"{name}: factor must be in [0, 1), got {factor!r}")
+        if factor >= 1:
+            raise ValueError(f"{name}: Factor should be < 1.0, got {factor!r}")
+        if factor < 0:
+            # MMEngine takes it; a negative value would flip the sign of the parameter.
+            warnings.warn(
+                f"{name}: factor={factor!r} is negative: each reduction flips the sign of "
+                f"{param_name}",
+                UserWarning,
+                stacklevel=2,
+            )
         if threshold < 0:
-            raise ValueError(f"{name}: threshold must be >= 0, got {threshold!r}")
-        check_choice(name, "rule", rule, _RULES)
-        check_choice(name, "threshold_rule", threshold_rule, _THRESHOLD_RULES)
+            raise ValueError(f"{name}: threshold {threshold!r} should be >= 0.")
+        check_choice(name, "rule", rule, _RULES, f"mode {rule} is unknown!")
+        check_choice(
+            name,
+            "threshold_rule",
+            threshold_rule,
+            _THRESHOLD_RULES,
+            f"threshold mode {threshold_rule} is unknown!",
+        )
         self._attach(optimizer, param_name, begin, end, last_step, by_epoch, verbose)
         self.min_values = one_per_group(min_value, optimizer, "min_value", name)
         self.factor = factor
@@ -119,14 +137,16 @@ class ReduceOnPlateauParamScheduler(_ParamScheduler):
         name = type(self).__name__
         if not isinstance(metrics, Mapping):
             raise TypeError(
-                f"{name}.step expects the dict of validation metrics, got {type(metrics).__name__}"
+                f"{name}.step expects the dict of validation metrics: metrics type should be "
+                f"dict, but got type {type(metrics)}"
             )
         if self.begin <= self._global_step < self.end:
             self.last_step += 1
             if self.monitor not in metrics:
                 raise KeyError(
-                    f"{name}: monitor={self.monitor!r} is not among the validation metrics "
-                    f"{list(metrics)}{did_you_mean(self.monitor, [str(key) for key in metrics])}"
+                    f"{name}: monitor={self.monitor!r} is not among the validation metrics: "
+                    f"Excepted key in {list(metrics)}, but got key {self.monitor} is not in dict"
+                    f"{did_you_mean(self.monitor, [str(key) for key in metrics])}"
                 )
             # A 0-d tensor becomes a number: the state stays plain data (validation time, so
             # the device sync costs nothing on the training path).

@@ -1,0 +1,134 @@
+"""Private helpers of MMEngine that toolboxes and their tests import, where treadle has no
+counterpart of its own: ``mmengine.logging.logger._get_device_id``,
+``mmengine.runner.loops._InfiniteDataloaderIterator``, ``_parse_losses`` and ``_update_losses``
+(validation losses in custom loops of mmaction2 and research code) and
+``mmengine.fileio.handlers.json_handler.set_default``."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from treadle.fileio.handlers.json_handler import _to_json
+from treadle.logging import HistoryBuffer, print_log
+
+
+def _get_device_id() -> int | str:
+    """The accelerator index of this process: ``CUDA_VISIBLE_DEVICES``'s entry at
+    ``LOCAL_RANK`` (the local rank itself without CUDA), as MMEngine's log file names use it.
+
+    Example:
+        >>> isinstance(_get_device_id(), (int, str))
+        True
+    """
+    import torch
+
+    local_rank = int(os.getenv("LOCAL_RANK", "0"))
+    if not torch.cuda.is_available():
+        return local_rank
+    visible = os.getenv("CUDA_VISIBLE_DEVICES")
+    devices = visible.split(",") if visible is not None else list(range(torch.cuda.device_count()))
+    try:
+        return int(devices[local_rank])
+    except ValueError:  # a device named by UUID
+        return devices[local_rank]
+
+
+class _InfiniteDataloaderIterator:
+    """Iterates a DataLoader forever: at its end, warns, moves its sampler to the next epoch
+    (``set_epoch``) and starts it again.
+
+    Example:
+        >>> batches = _InfiniteDataloaderIterator([1, 2])
+        >>> [next(batches) for _ in range(3)]  # doctest: +SKIP
+        [1, 2, 1]
+    """
+
+    def __init__(self, dataloader: Any) -> None:
+        self._dataloader = dataloader
+        self._iterator: Iterator[Any] = iter(dataloader)
+        self._epoch = 0
+
+    def __iter__(self) -> _InfiniteDataloaderIterator:
+        return self
+
+    def __next__(self) -> Any:
+        try:
+            return next(self._iterator)
+        except StopIteration:
+            pass
+        print_log(
+            "The dataloader is exhausted and starts again; an InfiniteSampler iterates "
+            "endlessly without restarting its workers.",
+            logger="current",
+            level=logging.WARNING,
+        )
+        self._epoch += 1
+        sampler = getattr(self._dataloader, "sampler", None)
+        batch_sampler = getattr(self._dataloader, "batch_sampler", None)
+        if hasattr(sampler, "set_epoch"):
+            sampler.set_epoch(self._epoch)
+        elif hasattr(getattr(batch_sampler, "sampler", None), "set_epoch"):
+            batch_sampler.sampler.set_epoch(self._epoch)
+        self._iterator = iter(self._dataloader)
+        return next(self._iterator)
+
+
+def set_default(obj: Any) -> Any:
+    """``json.dump(default=...)`` as MMEngine's JsonHandler uses it: sets and ranges as lists,
+    numpy arrays and scalars as Python values (treadle's JsonHandler converts the same).
+
+    Example:
+        >>> set_default({1})
+        [1]
+    """
+    try:
+        return _to_json(obj)
+    except TypeError as error:  # MMEngine's phrase, which downstream tests match on
+        raise TypeError(f"{type(obj)} is unsupported for json dump ({error})") from error
+
+
+def _update_losses(outputs: list, losses: dict) -> tuple[list, dict]:
+    """Move the losses a model appended to its predictions into ``losses``.
+
+    When the last output is a data element holding only ``loss`` (a dict of tensors or lists of
+    tensors), it is removed from ``outputs`` and each value is added to the HistoryBuffer of its
+    name in ``losses`` (created when missing). Returns ``(outputs, losses)``.
+
+    Example:
+        >>> _update_losses([1, 2], {})
+        ([1, 2], {})
+    """
+    import torch
+
+    from treadle.runner.structures import BaseDataElement
+
+    last = outputs[-1] if outputs else None
+    if isinstance(last, BaseDataElement) and list(last.keys()) == ["loss"]:
+        loss = last.loss
+        outputs = outputs[:-1]
+    else:
+        loss = {}
+    for name, value in loss.items():
+        buffer = losses.setdefault(name, HistoryBuffer())
+        if isinstance(value, torch.Tensor):
+            buffer.update(value.item())
+        elif isinstance(value, list) and all(isinstance(v, torch.Tensor) for v in value):
+            for item in value:
+                buffer.update(item.item())
+    return outputs, losses
+
+
+def _parse_losses(losses: dict[str, HistoryBuffer], stage: str) -> dict[str, float]:
+    """The mean of each loss buffer, plus ``{stage}_loss``: the sum of the means of the names
+    that contain ``loss``.
+
+    Example:
+        >>> _parse_losses({'loss_cls': HistoryBuffer([1.0, 3.0], [1, 1])}, 'val')
+        {'loss_cls': 2.0, 'val_loss': 2.0}
+    """
+    means = {name: buffer.mean() for name, buffer in losses.items()}
+    total = sum(mean for name, mean in means.items() if "loss" in name)
+    return {**means, f"{stage}_loss": total}

@@ -1,2 +1,0 @@
-_base_ = './base_ok.py'
-new = dict(_delete_=True, a=1)
