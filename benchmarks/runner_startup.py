@@ -27,7 +27,7 @@ the bare import's median. Two trainings:
 
 Budgets: ``import treadle.runner`` <= 50 ms over ``import torch``; ``from treadle.runner import
 Runner`` <= 150 ms (MMEngine's Runner: about +960 ms on the reference machine). Launch to first
-step of the small training: goal 1.18x the bare import (see the runner README for the figures).
+step of the small training: goal 1.18x the bare import (figures: docs/runner/performance.md).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Run where MMEngine 0.10.7 is installed (names only are read from it: facts, no c
 ``--write`` regenerates ``packages/compat/src/treadle/compat/mmengine_0_10_7.py`` (every module
 of MMEngine and the public names at it), ``mmengine_0_10_7_globals.py`` (each module's
 module-level names and where they come from, for ``mock.patch`` at MMEngine's paths) and the
-coverage table in ``packages/compat/README.md``
+coverage table in ``docs/compat/coverage.md`` (the site's coverage page; the README links to it)
 (between the ``coverage:begin`` / ``coverage:end`` markers). Without ``--write`` it prints the
 table and exits 1 when a missing name has no reason in ``treadle.compat.missing`` or the share
 is under ``--minimum`` percent.
@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 NAMES_FILE = ROOT / "packages/compat/src/treadle/compat/mmengine_0_10_7.py"
 GLOBALS_FILE = ROOT / "packages/compat/src/treadle/compat/mmengine_0_10_7_globals.py"
-README = ROOT / "packages/compat/README.md"
+README = ROOT / "docs/compat/coverage.md"
 BEGIN, END = "<!-- coverage:begin -->", "<!-- coverage:end -->"
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -149,7 +149,9 @@ def write_names(modules: dict[str, tuple[bool, tuple[str, ...]]]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="regenerate the names and README")
+    parser.add_argument(
+        "--write", action="store_true", help="regenerate the names and the coverage page"
+    )
     parser.add_argument("--minimum", type=float, default=95.0, help="lowest share, in percent")
     args = parser.parse_args()
     if args.write:

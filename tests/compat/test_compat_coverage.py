@@ -1,5 +1,5 @@
 """The coverage table: at least 95% of MMEngine 0.10.7's public names at the same paths, a
-reason for every missing one, and the README's table up to date."""
+reason for every missing one, and the coverage table (docs/compat/coverage.md) up to date."""
 
 import importlib.util
 from pathlib import Path
@@ -10,7 +10,7 @@ from treadle.compat.coverage import Row, coverage_markdown, coverage_rows
 from treadle.compat.missing import reason_for
 
 ROOT = Path(__file__).parents[2]
-README = ROOT / "packages" / "compat" / "README.md"
+README = ROOT / "docs" / "compat" / "coverage.md"
 TOOL = ROOT / "tools" / "compat_coverage.py"
 
 

@@ -32,7 +32,7 @@ def test_stored_names_are_mmengine_0_10_7s():
     spec = importlib.util.spec_from_file_location("compat_coverage", TOOL)
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
-    assert tool.mmengine_modules() == MODULES
+    assert tool.mmengine_modules(tool.imported_mmengine()) == MODULES
 
 
 def test_treadle_wins_over_the_installed_mmengine():

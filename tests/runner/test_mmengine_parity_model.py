@@ -1,7 +1,7 @@
 """treadle.runner.model (BaseModel, data preprocessors, utils) against MMEngine 0.10's
 mmengine.model: the same calls through both, compared as a user observes them.
 
-Deliberate differences (packages/runner/README.md) have their own ``test_deliberate_*`` tests:
+Deliberate differences (docs/runner/models.md) have their own ``test_deliberate_*`` tests:
 log variables are detached, 'loss' in log_vars is always the total, a loss dict without any
 'loss' key and channel swaps of non-3-channel images are errors.
 

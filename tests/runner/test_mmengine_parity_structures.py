@@ -7,7 +7,7 @@ treadle keeps the order fields were set in. Orders are therefore compared as set
 with more than one field per block are compared line by line as multisets.
 
 Where MMEngine raises, treadle's error must be an instance of MMEngine's class (its users catch
-that). Deliberate differences (packages/runner/README.md) are in the
+that). Deliberate differences (docs/runner/data-and-evaluation.md) are in the
 ``test_deliberate_*`` tests, each with why.
 
 Runs only where mmengine is installed: ``hatch run mmengine:parity``.

@@ -44,7 +44,7 @@ def coverage_rows() -> list[Row]:
 
 
 def coverage_markdown(rows: list[Row]) -> str:
-    """The README's table, then the missing names grouped by reason."""
+    """The coverage table (docs/compat/coverage.md), then the missing names grouped by reason."""
     total = sum(len(row.names) for row in rows)
     have = sum(row.provided for row in rows)
     lines = [

@@ -1,13 +1,9 @@
-"""Why treadle leaves out each MMEngine 0.10.7 name it does not provide (the coverage table in
-the README lists them with these reasons; tools/compat_coverage.py fails on a missing name
-without one)."""
+"""Why treadle leaves out each MMEngine 0.10.7 name it does not provide (the coverage table,
+docs/compat/coverage.md, lists them with these reasons; tools/compat_coverage.py fails on a
+missing name without one)."""
 
 from __future__ import annotations
 
-_MODULE_TABLE = (
-    "MMEngine's table of OpenMMLab module names to pip packages, used to install missing "
-    "toolboxes through mim; treadle never installs packages"
-)
 _LAZY_CONFIG = (
     "an internal of MMEngine's pure-Python config loader (AST rewriting); treadle.config has its "
     "own loader and the same config syntax"
@@ -32,22 +28,8 @@ REASONS: dict[tuple[str, str], str] = {
         "MMEngine's registry of FSDP state-dict config classes; treadle's FSDPStrategy takes "
         "state_dict_cfg as 'local' / 'full' or the torch config objects themselves"
     ),
-    ("mmengine._strategy.utils", "MetaTensorContext"): (
-        "an internal of MMEngine's FSDP strategy (building a model on the meta device); "
-        "treadle's FSDPStrategy does this its own way"
-    ),
-    ("mmengine.config.config", "add_args"): (
-        "a helper that turns a config into argparse options, unused by MMEngine and the "
-        "toolboxes; use DictAction (--cfg-options) as they do"
-    ),
     ("mmengine.config.utils", "ImportTransformer"): _LAZY_CONFIG,
     ("mmengine.config.utils", "RemoveAssignFromAST"): _LAZY_CONFIG,
-    ("mmengine.config.utils", "PYTHON_ROOT_DIR"): _LAZY_CONFIG,
-    ("mmengine.config.utils", "SYSTEM_PYTHON_PREFIX"): _LAZY_CONFIG,
-    ("mmengine.config.utils", "MODULE2PACKAGE"): _MODULE_TABLE,
-    ("mmengine.config.utils", "PKG2PROJECT"): _MODULE_TABLE,
-    ("mmengine.infer.infer", "MODULE2PACKAGE"): _MODULE_TABLE,
-    ("mmengine.registry.registry", "MODULE2PACKAGE"): _MODULE_TABLE,
     ("mmengine.runner.activation_checkpointing", "wrap_forward"): (
         "an internal of MMEngine's turn_on_activation_checkpointing, which treadle provides"
     ),

@@ -93,6 +93,14 @@ NAMES: dict[tuple[str, str], str] = {
     # Private names that toolboxes import.
     ("mmengine.evaluator.metric", "_to_cpu"): "treadle.runner.evaluator.cpu:to_cpu",
     ("mmengine.logging.logger", "_get_device_id"): "treadle.compat.private_names",
+    ("mmengine.config.utils", "_get_package_and_cfg_path"): "treadle.compat.config_utils",
+    # MMEngine's table of toolboxes (at each path that has it) and config loader's data.
+    ("mmengine.config.utils", "MODULE2PACKAGE"): "treadle.compat.config_utils",
+    ("mmengine.config.utils", "PKG2PROJECT"): "treadle.compat.config_utils",
+    ("mmengine.config.utils", "PYTHON_ROOT_DIR"): "treadle.compat.config_utils",
+    ("mmengine.config.utils", "SYSTEM_PYTHON_PREFIX"): "treadle.compat.config_utils",
+    ("mmengine.infer.infer", "MODULE2PACKAGE"): "treadle.compat.config_utils",
+    ("mmengine.registry.registry", "MODULE2PACKAGE"): "treadle.compat.config_utils",
     ("mmengine.runner.loops", "_InfiniteDataloaderIterator"): "treadle.compat.private_names",
     ("mmengine.fileio.handlers.json_handler", "set_default"): "treadle.compat.private_names",
     ("mmengine.runner.loops", "_parse_losses"): "treadle.compat.private_names",

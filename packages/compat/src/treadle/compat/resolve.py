@@ -25,8 +25,8 @@ from .patching import mmengine_has, module_global
 from .paths import COMMON, NAMES, sources
 
 COVERAGE_HINT = (
-    "The coverage table of treadle.compat (its README, 'Coverage') lists every module and name "
-    "of MMEngine 0.10.7 that treadle provides and why each missing one is left out."
+    "The coverage table of treadle.compat (its documentation, 'Coverage') lists every module and "
+    "name of MMEngine 0.10.7 that treadle provides and why each missing one is left out."
 )
 
 

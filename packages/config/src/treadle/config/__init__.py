@@ -4,6 +4,7 @@ The API follows MMEngine 0.10's ``mmengine.config``: ``from mmengine.config impo
 becomes ``from treadle.config import Config``.
 """
 
+from .cli_args import add_args
 from .config import RESERVED_KEYS, Config
 from .config_dict import ConfigDict
 from .custom_imports import import_modules_from_strings
@@ -51,6 +52,7 @@ __all__ = [
     "LazyObject",
     "StrictModeError",
     "__version__",
+    "add_args",
     "import_modules_from_strings",
     "read_base",
 ]

@@ -8,7 +8,7 @@ import sys
 
 from .formatter import LogFormatter, stream_supports_color
 from .manager import ManagerMixin
-from .rank import get_rank_and_world_size
+from .rank import get_rank, get_world_size
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,6 +35,21 @@ def _to_level(level: int | str) -> int:
         names = "CRITICAL, ERROR, WARNING, INFO, DEBUG, NOTSET"
         raise ValueError(f"unknown log level {level!r}: use one of {names} or an int")
     return number
+
+
+def _get_rank() -> int:
+    """This process's rank, as the logger reads it at construction.
+
+    Looked up as a global of this module when a Logger is built, so a test (or treadle.compat's
+    ``mock.patch('mmengine.logging.logger._get_rank', ...)``) can make the logger act as another
+    rank.
+    """
+    return get_rank()
+
+
+def _get_world_size() -> int:
+    """The number of processes, as the logger reads it (patchable like :func:`_get_rank`)."""
+    return get_world_size()
 
 
 class _DropRepeatedWarnings(logging.Filter):
@@ -136,7 +151,8 @@ class Logger(logging.Logger, ManagerMixin):
             raise TypeError(
                 f"file_handler_cfg must be a dict or None, got {type(file_handler_cfg).__name__}"
             )
-        rank, world_size = get_rank_and_world_size()
+        # Through this module's globals, at call time: patching them changes the rank seen here.
+        rank, world_size = _get_rank(), _get_world_size()
         self.rank = rank
         self.world_size = world_size
         self.distributed = distributed or os.environ.get("DISTRIBUTED_LOGGING") == "1"

@@ -17,6 +17,7 @@ from .colossalai import ColossalAIStrategy
 from .ddp import DDPStrategy
 from .deepspeed import DeepSpeedStrategy
 from .fsdp import FSDPStrategy
+from .meta_tensor_context import MetaTensorContext
 from .single_device import SingleDeviceStrategy
 
 __all__ = [
@@ -25,5 +26,6 @@ __all__ = [
     "DDPStrategy",
     "DeepSpeedStrategy",
     "FSDPStrategy",
+    "MetaTensorContext",
     "SingleDeviceStrategy",
 ]
