@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..registry import HOOKS
-from ..utils.train_steps import DONE_AT, FETCHED_AT, ITERATION, step_records
+from ..utils.train_steps import DONE_AT, FETCHED_AT, ITERATION, step_records, steps_between
 from .hook import DATA_BATCH, Hook
 from .iter_timer_pauses import checkpoint_saves
 
@@ -161,16 +161,11 @@ class IterTimerHook(Hook):
         """Time the recorded steps before iteration ``before`` not timed yet, from the loop's
         stamps: the times the hook would have measured had it run at each (the loop calls it
         before the hooks of an iteration, so that every hook reads one entry per step)."""
-        through = self._time_through
-        if through >= before - 1:
-            return  # the usual case where hooks run at every step: nothing skipped
-        steps = step_records(runner)
-        if not steps or steps[0][ITERATION] >= before or steps[-1][ITERATION] <= through:
+        steps = steps_between(runner, self._time_through, before)
+        if steps is None:
             return
         # A save since the last call happened before the first of these steps.
         self._take_saves(runner, count=True)
-        if steps[0][ITERATION] <= through or steps[-1][ITERATION] >= before:
-            steps = [s for s in steps if through < s[ITERATION] < before]
         last = self._last
         data_times, times = [], []
         total = self.time_sec_tot

@@ -6,7 +6,7 @@ from itertools import repeat
 from typing import Any
 
 from ..registry import HOOKS
-from ..utils.train_steps import ITERATION, OUTPUTS, step_records
+from ..utils.train_steps import ITERATION, OUTPUTS, step_records, steps_between
 from .errors import RunnerStateTypeError
 from .hook import DATA_BATCH, Hook
 
@@ -123,14 +123,9 @@ class RuntimeInfoHook(Hook):
         each. The learning rates changed at none of the skipped steps, since changing them is a
         hook's job (ParamSchedulerHook runs at every step when a scheduler steps by iteration).
         """
-        through = self._outputs_through
-        if through >= before - 1:
-            return  # nothing recorded since the last write
-        steps = step_records(runner)
-        if not steps or steps[0][ITERATION] >= before or steps[-1][ITERATION] <= through:
+        steps = steps_between(runner, self._outputs_through, before)
+        if steps is None:
             return
-        if steps[0][ITERATION] <= through or steps[-1][ITERATION] >= before:
-            steps = [s for s in steps if through < s[ITERATION] < before]
         hub = runner.message_hub
         lr_missing = sum(1 for step in steps if step[ITERATION] > self._lr_through)
         if lr_missing:

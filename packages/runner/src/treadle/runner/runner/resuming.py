@@ -19,7 +19,7 @@ from treadle.runner.device import get_device
 
 from .checkpoint_contents import load_message_hub_state, restore_history_buffers
 from .checkpoint_loading import load_runner_checkpoint
-from .checkpoint_meta import read_checkpoint_meta
+from .checkpoint_meta import is_remote, read_checkpoint_meta
 from .named_resume import STARTED_FROM, choose_named, named_checkpoint, resolved
 from .stateful_parts import stateful_hooks, train_dataset
 from .strategy_binding import bound_strategy
@@ -41,10 +41,6 @@ class StartPlan(NamedTuple):
     origin: str | None
 
 
-def _is_local(path: str) -> bool:
-    return "://" not in path and "::" not in path
-
-
 def _inherited_origin(path: str) -> str | None:
     # A run continued without a named checkpoint belongs to the chain of the one it continues.
     try:
@@ -62,7 +58,7 @@ def _decide(
         choice = choose_named(work_dir, named, fingerprint)
         logger.info(f"resume: continuing from {choice.path}: {choice.reason}")
         return StartPlan("resume", choice.path, resolved(named))
-    if load_from is not None and _is_local(load_from) and not os.path.exists(load_from):
+    if load_from is not None and not is_remote(load_from) and not os.path.exists(load_from):
         raise FileNotFoundError(
             f"load_from={load_from!r}: no such checkpoint file (local path; resume={resume})"
         )

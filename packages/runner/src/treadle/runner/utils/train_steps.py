@@ -34,3 +34,22 @@ def step_records(runner: Any) -> list[tuple] | None:
     if getattr(loop, "records_steps", False) is not True:
         return None
     return loop.steps_since_hooks
+
+
+def steps_between(runner: Any, through: int, before: int) -> list[tuple] | None:
+    """The recorded steps after iteration ``through`` and before iteration ``before`` (what a
+    recording hook that has written everything through ``through`` still has to write before
+    ``before``), or None when there are none.
+
+    Example:
+        >>> steps_between(object(), through=3, before=8) is None
+        True
+    """
+    if through >= before - 1:
+        return None  # the usual case where the hooks run at every step: nothing skipped
+    steps = step_records(runner)
+    if not steps or steps[0][ITERATION] >= before or steps[-1][ITERATION] <= through:
+        return None
+    if steps[0][ITERATION] <= through or steps[-1][ITERATION] >= before:
+        steps = [step for step in steps if through < step[ITERATION] < before]
+    return steps
