@@ -18,8 +18,19 @@ import pytest
 
 pytest.importorskip("mmengine")
 
+
 import torch
+from mmengine_globals import mmengine_globals_restored
 from torch import nn
+
+
+@pytest.fixture(autouse=True)
+def _mmengine_state_put_back():
+    # MMEngine's Runner runs in this process: its current scope, logger, hub and visualizer must
+    # not reach the parity tests that run after these.
+    with mmengine_globals_restored():
+        yield
+
 
 TIMINGS = ("time", "data_time")
 INFO_KEYS = ("epoch", "iter", "max_iters", "max_epochs", "loop_stage", "dataset_meta")

@@ -396,17 +396,17 @@ MISTAKES = {
     "one cycle momentum": (
         dict(type="OneCycleParamScheduler", param_name="momentum", eta_max=1.0, total_steps=5),
         "AssertionError",
-        "ValueError",
+        "SchedulerArgumentError",
     ),
     "eta_min and ratio": (
         dict(type="CosineAnnealingLR", eta_min=0.1, eta_min_ratio=0.1),
         "AssertionError",
-        "ValueError",
+        "SchedulerArgumentError",
     ),
     "plateau per iteration": (
         dict(type="ReduceOnPlateauLR", by_epoch=False),
         "AssertionError",
-        "ValueError",
+        "SchedulerArgumentError",
     ),
     "step_size 0": (dict(type="StepLR", step_size=0), "ZeroDivisionError", "ValueError"),
 }
@@ -414,6 +414,7 @@ MISTAKES = {
 
 @pytest.mark.parametrize("mistake", sorted(MISTAKES))
 def test_mistakes(mistake):
+    # SchedulerArgumentError is a ValueError and, where MMEngine asserts, an AssertionError.
     cfg, mm_error, tr_error = MISTAKES[mistake]
 
     def run(side):

@@ -6,8 +6,10 @@ parse and compile each base once per config that reads it. Entries are found by 
 used only when the text just read equals the text they were made from, so an edit is always
 seen, even one that keeps the file's size and modification time; comparing the text costs far
 less than parsing it. Only products that nobody changes are kept (code objects, what a file
-imports, which bases it names); the values a config defines are made again on every load, so
-a loaded config can be changed freely and environment variables are read each time.
+imports, which bases it names). The values a config defines are made again on every load, so
+environment variables are read each time; the one exception, a pure-Python config whose code can
+compute from nothing but its own text and its bases (pure_python.py), hands each load its own
+copy, so a loaded config can still be changed freely.
 
 One entry per file and kind: an edited file replaces its entry, so the cache holds no more than
 the files the process has loaded.

@@ -207,7 +207,7 @@ class FileClient:
         return self.client.join_path(filepath, *filepaths)
 
     @contextmanager
-    def get_local_path(self, filepath: PathLike) -> Iterator[str]:
+    def get_local_path(self, filepath: PathLike) -> Iterator[PathLike]:
         """A local file with ``filepath``'s content for the ``with`` block."""
         with self.client.get_local_path(str(filepath)) as local_path:
             yield local_path

@@ -91,37 +91,37 @@ def get_local_path(filepath: PathLike, backend_args: dict[str, Any] | None = Non
     """
     # A str whatever was passed (a Path too), as MMEngine yields.
     with _backend(filepath, backend_args).get_local_path(os.fspath(filepath)) as local_path:
-        yield local_path
+        yield os.fspath(local_path)
 
 
-def copyfile(src: PathLike, dst: PathLike, backend_args: dict[str, Any] | None = None) -> str:
+def copyfile(src: PathLike, dst: PathLike, backend_args: dict[str, Any] | None = None) -> PathLike:
     """Copy a file within one backend; into ``dst`` when it is a directory. Returns the
     destination file."""
     return _backend(src, backend_args).copyfile(src, dst)
 
 
-def copytree(src: PathLike, dst: PathLike, backend_args: dict[str, Any] | None = None) -> str:
+def copytree(src: PathLike, dst: PathLike, backend_args: dict[str, Any] | None = None) -> PathLike:
     """Copy a directory tree within one backend to ``dst``, which must not exist."""
     return _backend(src, backend_args).copytree(src, dst)
 
 
 def copyfile_from_local(
     src: PathLike, dst: PathLike, backend_args: dict[str, Any] | None = None
-) -> str:
+) -> PathLike:
     """Copy the local file ``src`` to ``dst`` on ``dst``'s backend."""
     return _backend(dst, backend_args).copyfile_from_local(src, dst)
 
 
 def copytree_from_local(
     src: PathLike, dst: PathLike, backend_args: dict[str, Any] | None = None
-) -> str:
+) -> PathLike:
     """Copy the local directory ``src`` to ``dst`` on ``dst``'s backend."""
     return _backend(dst, backend_args).copytree_from_local(src, dst)
 
 
 def copyfile_to_local(
     src: PathLike, dst: PathLike, backend_args: dict[str, Any] | None = None
-) -> str:
+) -> PathLike:
     """Copy ``src`` from its backend to the local path ``dst``.
 
     Unlike MMEngine 0.10, which picks the backend from ``dst`` (always local), the backend
@@ -132,7 +132,7 @@ def copyfile_to_local(
 
 def copytree_to_local(
     src: PathLike, dst: PathLike, backend_args: dict[str, Any] | None = None
-) -> str:
+) -> PathLike:
     """Copy the directory ``src`` from its backend to the local directory ``dst``."""
     return _backend(src, backend_args).copytree_to_local(src, dst)
 

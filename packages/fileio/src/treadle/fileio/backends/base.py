@@ -70,25 +70,25 @@ class BaseStorageBackend(metaclass=ABCMeta):
     def join_path(self, filepath: PathLike, *filepaths: PathLike) -> str:
         raise self._unsupported("join_path")
 
-    def get_local_path(self, filepath: PathLike) -> AbstractContextManager[str]:
+    def get_local_path(self, filepath: PathLike) -> AbstractContextManager[PathLike]:
         raise self._unsupported("get_local_path")
 
-    def copyfile(self, src: PathLike, dst: PathLike) -> str:
+    def copyfile(self, src: PathLike, dst: PathLike) -> PathLike:
         raise self._unsupported("copyfile")
 
-    def copytree(self, src: PathLike, dst: PathLike) -> str:
+    def copytree(self, src: PathLike, dst: PathLike) -> PathLike:
         raise self._unsupported("copytree")
 
-    def copyfile_from_local(self, src: PathLike, dst: PathLike) -> str:
+    def copyfile_from_local(self, src: PathLike, dst: PathLike) -> PathLike:
         raise self._unsupported("copyfile_from_local")
 
-    def copytree_from_local(self, src: PathLike, dst: PathLike) -> str:
+    def copytree_from_local(self, src: PathLike, dst: PathLike) -> PathLike:
         raise self._unsupported("copytree_from_local")
 
-    def copyfile_to_local(self, src: PathLike, dst: PathLike) -> str:
+    def copyfile_to_local(self, src: PathLike, dst: PathLike) -> PathLike:
         raise self._unsupported("copyfile_to_local")
 
-    def copytree_to_local(self, src: PathLike, dst: PathLike) -> str:
+    def copytree_to_local(self, src: PathLike, dst: PathLike) -> PathLike:
         raise self._unsupported("copytree_to_local")
 
     def remove(self, filepath: PathLike) -> None:

@@ -65,13 +65,13 @@ class LocalBackend(BaseStorageBackend):
         return os.path.join(filepath, *filepaths)
 
     @contextmanager
-    def get_local_path(self, filepath: PathLike) -> Iterator[str]:
+    def get_local_path(self, filepath: PathLike) -> Iterator[PathLike]:
         """The file is already local: yield its path as it is, and never remove it."""
         if not os.path.exists(filepath):
             raise file_not_found(filepath, self.name)
-        yield os.fspath(filepath)
+        yield filepath
 
-    def copyfile(self, src: PathLike, dst: PathLike) -> str:
+    def copyfile(self, src: PathLike, dst: PathLike) -> PathLike:
         """Copy a file; into ``dst`` when it is a directory. The copy is atomic."""
         import shutil
 
@@ -91,28 +91,28 @@ class LocalBackend(BaseStorageBackend):
         with atomic_temporary_path(dst, self.fsync) as temporary:
             shutil.copyfile(src, temporary)
             shutil.copymode(src, temporary)
-        return os.fspath(dst)
+        return dst
 
-    def copytree(self, src: PathLike, dst: PathLike) -> str:
+    def copytree(self, src: PathLike, dst: PathLike) -> PathLike:
         """Copy a directory tree to ``dst``, which must not exist."""
         import shutil
 
         _check_directory(src, self.name)
         if os.path.exists(dst):
             raise FileExistsError(f"copytree's destination {os.fspath(dst)!r} already exists")
-        return os.fspath(shutil.copytree(src, dst))
+        return shutil.copytree(src, dst)
 
     # Both sides are local: copying from or to "local" is an ordinary copy.
-    def copyfile_from_local(self, src: PathLike, dst: PathLike) -> str:
+    def copyfile_from_local(self, src: PathLike, dst: PathLike) -> PathLike:
         return self.copyfile(src, dst)
 
-    def copytree_from_local(self, src: PathLike, dst: PathLike) -> str:
+    def copytree_from_local(self, src: PathLike, dst: PathLike) -> PathLike:
         return self.copytree(src, dst)
 
-    def copyfile_to_local(self, src: PathLike, dst: PathLike) -> str:
+    def copyfile_to_local(self, src: PathLike, dst: PathLike) -> PathLike:
         return self.copyfile(src, dst)
 
-    def copytree_to_local(self, src: PathLike, dst: PathLike) -> str:
+    def copytree_to_local(self, src: PathLike, dst: PathLike) -> PathLike:
         return self.copytree(src, dst)
 
     def remove(self, filepath: PathLike) -> None:
