@@ -12,10 +12,13 @@ variants and their variants):
 
 For each tree and library a fresh subprocess loads every non-base config once (cold: the first
 pass of a process) and then again (warm: the second pass in the same process); the figures are
-the times of the loading loops only (imports excluded). Before timing, every config is loaded
-by both libraries here and their ``cfg.to_dict()`` (and env variables) compared.
+the times of the loading loops only (the library's own import excluded, the modules it imports
+on first use included), as wall-clock time and as the process's CPU time (``*_cpu``: on a
+shared machine the wall clock of a sub-second pass swings with the other processes, CPU time
+much less). Before timing, every config is loaded by both libraries here and their
+``cfg.to_dict()`` (and env variables) compared.
 
-    hatch -e downstream run python benchmarks/config_trees.py [--repeats 3] [--tree pure]
+    hatch run mmengine:python benchmarks/config_trees.py [--repeats 3] [--tree pure]
 """
 
 from __future__ import annotations
@@ -409,13 +412,15 @@ def _child(library: str, root: str) -> None:
     warnings.simplefilter("ignore")
     fromfile = _loader(library)
     files = tree_configs(root)
-    passes = []
+    passes, cpu = [], []
     for _ in range(2):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         for path in files:
             fromfile(path)
         passes.append(time.perf_counter() - start)
-    print(json.dumps({"cold": passes[0], "warm": passes[1], "configs": len(files)}))
+        cpu.append(time.process_time() - start_cpu)
+    times = {"cold": passes[0], "warm": passes[1], "cold_cpu": cpu[0], "warm_cpu": cpu[1]}
+    print(json.dumps({**times, "configs": len(files)}))
 
 
 def _check_same_dicts(root: str) -> int:
@@ -445,6 +450,11 @@ def _time_in_subprocess(library: str, root: str, env: dict[str, str]) -> dict[st
     ).stdout
     result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
     return result
+
+
+# Wall-clock time of each pass, then the process's CPU time over the same pass: on a shared
+# machine the wall clock of a short pass swings with the other processes' load; CPU time less.
+KEYS = ("cold", "warm", "cold_cpu", "warm_cpu")
 
 
 def _spread(values: list[float]) -> str:
@@ -478,14 +488,14 @@ def main() -> None:
             for _ in range(args.repeats):
                 for library in rows:  # interleaved: the host's load hits both alike
                     result = _time_in_subprocess(library, root, env)
-                    for key in ("cold", "warm"):
+                    for key in KEYS:
                         rows[library].setdefault(key, []).append(result[key])
             print(f"tree {name}: {count} configs, same dicts; {args.repeats} subprocess pairs")
-            for key in ("cold", "warm"):
+            for key in KEYS:
                 mm, ours = rows["mmengine"][key], rows["treadle"][key]
                 ratios = [m / t for m, t in zip(mm, ours, strict=True)]
                 print(
-                    f"  {key}: mmengine {statistics.median(mm) * 1e3:7.0f} ms  "
+                    f"  {key:8s}: mmengine {statistics.median(mm) * 1e3:7.0f} ms  "
                     f"treadle {statistics.median(ours) * 1e3:6.0f} ms  "
                     f"ratio {_spread(ratios)}"
                 )

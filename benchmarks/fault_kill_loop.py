@@ -1,6 +1,7 @@
 """The kill -9 test's longer mode: as many SIGKILLs as you ask for, on the README's main job
 (epoch variant), its iteration-based variant, with checkpoints on a moto S3 server on
-127.0.0.1 (needs boto3 and moto[server]), and a 2-process DDP run killed on one rank; each
+127.0.0.1 (needs boto3 and moto[server]), a 2-process DDP run killed on one rank, the same
+run under torchrun (the elastic agent restarts it) and on two simulated machines; each
 training killed again and again and resumed until it completes, its final weights checked
 against a run that was never killed. Prints the kills made, the kills survived (the run
 resumed from the newest complete checkpoint, the pointer named an existing file and the
@@ -29,9 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
+import fault_elastic
 import fault_kill
 
-VARIANTS = ("epoch", "iter", "s3", "ddp")
+VARIANTS = ("epoch", "iter", "s3", "ddp", "torchrun", "nodes")
 
 
 def _moto_env(directory: Path) -> tuple[dict[str, str], str]:
@@ -72,6 +74,8 @@ def run_variant(name: str, kills: int, seconds: float, root: Path, ctx, seed: in
             runs += report.runs
             rounds += 1
         return survived, unreached, runs, rounds, time.monotonic() - started
+    if name in ("torchrun", "nodes"):
+        return run_elastic(name, kills, seconds, directory, ctx, seed)
     env, out_dir = _moto_env(directory) if name == "s3" else ({}, None)
     variant = "iter" if name == "iter" else "epoch"
     job = fault_kill.KillJob(directory / "job", variant=variant, out_dir=out_dir, env=env, ctx=ctx)
@@ -83,6 +87,33 @@ def run_variant(name: str, kills: int, seconds: float, root: Path, ctx, seed: in
     )
     unreached = sum(1 for a in report.attempts if a.kill and a.exitcode == 0)
     return report.kills, unreached, report.runs, report.completed, time.monotonic() - started
+
+
+def run_elastic(name: str, kills: int, seconds: float, directory: Path, ctx, seed: int) -> tuple:
+    """torchrun restarting 2 ranks (a random rank killed at a random save in each start), or
+    two simulated machines (the second killed whole and started again); rounds of a few kills
+    each, every round checked against the 2-process run never killed."""
+    started = time.monotonic()
+    options = ["train_cfg.max_epochs=12"]
+    reference = fault_kill.DDPKillJob(
+        directory / "ref", ctx=ctx, options=options
+    ).run_uninterrupted(directory / "reference")
+    survived = unreached = runs = rounds = 0
+    while survived < kills and time.monotonic() - started < seconds:
+        work_dir = directory / f"round_{rounds}"
+        if name == "torchrun":
+            job = fault_elastic.TorchrunKillJob(work_dir, options=options)
+            plan = fault_elastic.torchrun_plan(seed + rounds, kills=3)
+            report = job.run_with_restarts(plan, reference)
+        else:
+            job = fault_elastic.TwoNodeKillJob(work_dir, options=options)
+            plan = fault_elastic.node_plan(seed + rounds, kills=2)
+            report = job.run_with_node_kills(plan, reference)
+        survived += report.kills
+        unreached += sum(1 for a in report.attempts if a.kill and a.exitcode == 0)
+        runs += report.runs
+        rounds += 1
+    return survived, unreached, runs, rounds, time.monotonic() - started
 
 
 def main() -> None:

@@ -8,7 +8,8 @@ weights equal those of a run that was never killed, bit for bit.
 At least 30 kills a run of this file, in about a minute on 2 cores (the kills stop at a
 deadline; the minimum is checked over the three jobs). ``benchmarks/fault_kill_loop.py`` is
 the longer mode: as many kills as you like, with real ``python -m treadle.runner`` processes.
-See tests/support/fault_kill.py for how the kills are made.
+See tests/support/fault_kill.py for how the kills are made. The same job under torchrun (its
+elastic agent restarting the ranks) and on two simulated machines is in test_fault_elastic.py.
 """
 
 from __future__ import annotations

@@ -307,7 +307,16 @@ def test_out_dir_on_s3(runner, bucket):  # noqa: F811 (the imported fixture)
     train_by_epoch(runner, hook, [dict(acc=0.2), dict(acc=0.1), dict(acc=0.3)])
     out = f"s3://{bucket}/ckpts/work"
     listed = sorted(fileio.list_dir_or_file(out, list_dir=False))
-    assert listed == ["best_acc_epoch_3.pth", "epoch_2.pth", "epoch_3.pth", "last_checkpoint"]
+    # Each checkpoint object has its digest beside it (removed with it), see remote_integrity.
+    assert listed == [
+        "best_acc_epoch_3.pth",
+        "best_acc_epoch_3.pth.digest",
+        "epoch_2.pth",
+        "epoch_2.pth.digest",
+        "epoch_3.pth",
+        "epoch_3.pth.digest",
+        "last_checkpoint",
+    ]
     assert fileio.get_text(f"{out}/last_checkpoint") == "epoch_3.pth"
     # A resume finds it from the out_dir's pointer, and the work_dir's names it too.
     assert find_latest_checkpoint(out) == f"{out}/epoch_3.pth"
@@ -388,6 +397,7 @@ def test_out_dir_on_an_fsspec_backend(runner):
     out = f"{root}/work"
     assert sorted(fileio.list_dir_or_file(out, list_dir=False)) == [
         "epoch_3.pth",
+        "epoch_3.pth.digest",
         "last_checkpoint",
     ]
     assert fileio.get_text(f"{out}/last_checkpoint") == "epoch_3.pth"

@@ -134,7 +134,9 @@ def test_out_dir_on_s3(tmp_path, bucket):  # noqa: F811 (the imported fixture)
     out = f"s3://{bucket}/ckpts/exp"
     assert sorted(fileio.list_dir_or_file(out, list_dir=False)) == [
         "best_acc_epoch_2.pth",
+        "best_acc_epoch_2.pth.digest",
         "epoch_3.pth",
+        "epoch_3.pth.digest",
         "last_checkpoint",
     ]
     assert Path(work_dir, "last_checkpoint").read_text() == f"{out}/epoch_3.pth"

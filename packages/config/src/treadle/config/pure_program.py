@@ -12,14 +12,13 @@ from __future__ import annotations
 import ast
 
 from .errors import ConfigParsingError
+from .python_head import REST_AT, compile_rest, parse_head
 from .python_source import CONFIG_MODULES, is_read_base, is_stdlib, key_lines, parse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import types
-    from typing import Any, TypeVar
-
-    _Node = TypeVar("_Node", bound=ast.AST)
+    from typing import Any
 
 #: The name lazy imports call in the compiled code.
 LAZY_NAME = "__lazy_object__"
@@ -35,8 +34,11 @@ class PureProgram:
         packages: ``(top, modules, line)`` for ``import a.b`` of a non-stdlib package: ``top``
             becomes a ``LazyObject`` of the modules.
         imported: names the file imports (not config keys).
-        code: the rest of the file, compiled with its own line numbers.
-        closed: whether running ``code`` can give nothing but what the file's text and its
+        codes: the file's code, with the file's line numbers, to run in order: its rewritten
+            statements and, where the file splits (python_head.py), the text after its head.
+        names: for a closed program, every name its code uses (attributes included): the
+            only values of its namespace that it can reach.
+        closed: whether running ``codes`` can give nothing but what the file's text and its
             bases' values determine (see ``is_closed``), so its values may be reused.
         error: an error the file holds, raised once its bases are loaded and the first
             ``error_at`` bindings made: where loading the file statement by statement meets it.
@@ -52,39 +54,51 @@ class PureProgram:
         "bases",
         "bindings",
         "closed",
-        "code",
+        "codes",
         "error",
         "error_at",
+        "filename",
         "imported",
+        "names",
         "packages",
-        "tree",
+        "text",
     )
 
-    def __init__(self, tree: ast.Module) -> None:
-        self.tree = tree
+    def __init__(self, text: str, filename: str) -> None:
+        # The text, not the tree: an AST kept per file would hold more objects than the
+        # configs' values, and every garbage collection of the process would walk them.
+        self.text = text
+        self.filename = filename
         self.bases: list[tuple[str, int]] = []
         self.bindings: list[tuple[str, int, list[tuple[str, str | None]]]] = []
         self.packages: list[tuple[str, tuple[str, ...], int]] = []
         self.imported: frozenset[str] = frozenset()
-        self.code: types.CodeType | None = None
+        self.codes: tuple[types.CodeType, ...] = ()
         self.error: Exception | None = None
         self.error_at = 0
         self.closed = False
+        self.names: frozenset[str] = frozenset()
         self._key_lines: dict[tuple[Any, ...], int] | None = None
 
     def key_lines(self) -> dict[tuple[Any, ...], int]:
         """Line of each key path the file assigns (for strict mode), found on first use."""
         if self._key_lines is None:
-            self._key_lines = key_lines(self.tree)
+            self._key_lines = key_lines(parse(self.text, self.filename))
         return self._key_lines
 
 
 def compile_pure(text: str, filename: str, tree: ast.Module | None = None) -> PureProgram:
     """Compile a pure-Python config; errors about its form are raised at once, except those
     that an uncompiled load raises after loading its bases (kept in ``error``)."""
+    rest: types.CodeType | None = None
     if tree is None:
+        tree = parse_head(text, filename)
+    rest_at: int | None = getattr(tree, REST_AT, None)
+    if rest_at is not None:
+        rest = compile_rest(text, rest_at, filename)
+    if tree is None or (rest_at is not None and rest is None):
         tree = parse(text, filename)
-    program = PureProgram(tree)
+    program = PureProgram(text, filename)
     body = _inline_read_base(tree.body, filename)
     base_nodes = [n for n in body if getattr(n, "_treadle_base", False)]
     modules: dict[str, int] = {}
@@ -99,8 +113,11 @@ def compile_pure(text: str, filename: str, tree: ast.Module | None = None) -> Pu
         for node in body:
             statements.extend(_transform(node, program, modules, imported, packages, filename))
         tree.body = statements
-        program.code = compile(tree, filename, "exec", dont_inherit=True)
-        program.closed = is_closed(program.code)
+        code = compile(tree, filename, "exec", dont_inherit=True)
+        program.codes = (code,) if rest is None else (code, rest)
+        program.closed = all(is_closed(c) for c in program.codes)
+        if program.closed:
+            program.names = frozenset().union(*(_names_in(c) for c in program.codes))
     except Exception as err:  # raised by the loader, once the bases are loaded
         program.error, program.error_at = err, len(program.bindings)
     program.packages = [(top, tuple(mods), line) for top, (mods, line) in packages.items()]
@@ -198,24 +215,25 @@ def _transform(
 def _lazy_assign(
     node: ast.stmt, name: str, module: str, imported: str | None, filename: str
 ) -> ast.stmt:
-    """``name = __lazy_object__(module, imported, location)``, every node given the import's
-    position as it is made (walking the tree afterwards to fill them costs more than compiling)."""
-
-    def at(made: _Node) -> _Node:
-        return ast.copy_location(made, node)
-
-    call = at(
-        ast.Call(
-            func=at(ast.Name(LAZY_NAME, ast.Load())),
-            args=[
-                at(ast.Constant(module)),
-                at(ast.Constant(imported)),
-                at(ast.Constant(f"{filename}, line {node.lineno}")),
-            ],
-            keywords=[],
-        )
+    """``name = __lazy_object__(module, imported, location)``, every node made at the import's
+    position (walking the tree afterwards to fill them costs more than compiling)."""
+    at: dict[str, Any] = {
+        "lineno": node.lineno,
+        "col_offset": node.col_offset,
+        "end_lineno": node.end_lineno,
+        "end_col_offset": node.end_col_offset,
+    }
+    location = f"{filename}, line {node.lineno}"
+    call = ast.Call(
+        ast.Name(LAZY_NAME, _LOAD, **at),
+        [ast.Constant(module, **at), ast.Constant(imported, **at), ast.Constant(location, **at)],
+        [],
+        **at,
     )
-    return at(ast.Assign(targets=[at(ast.Name(name, ast.Store()))], value=call))
+    return ast.Assign([ast.Name(name, _STORE, **at)], call, **at)
+
+
+_LOAD, _STORE = ast.Load(), ast.Store()
 
 
 # What a closed program may use: builtins and stdlib modules whose results depend only on their
@@ -239,20 +257,43 @@ def is_closed(code: types.CodeType) -> bool:
     no builtin or stdlib module outside the safe lists, no dunder name, no function or class
     (a comprehension is fine). A config key that shares a builtin's name only makes it run
     every time."""
-    import builtins
-    import sys
-
-    stdlib = sys.stdlib_module_names
-    for name in code.co_names:
-        top = name.partition(".")[0]
-        if name.startswith("__") and name not in _OUR_NAMES:
-            return False
-        if top in stdlib and top not in SAFE_MODULES:
-            return False
-        if name not in SAFE_BUILTINS and hasattr(builtins, name):
-            return False
+    names = code.co_names
+    if not _unsafe_names().isdisjoint(names):
+        return False
+    joined = " ".join(names)
+    if "__" in joined or "." in joined:  # rare outside the head: only then one by one
+        for name in names:
+            if name.startswith("__") and name not in _OUR_NAMES:
+                return False
+            if "." in name and name.partition(".")[0] in _unsafe_names():
+                return False
     for const in code.co_consts:
-        is_code = hasattr(const, "co_names")
-        if is_code and (const.co_name not in _COMPREHENSIONS or not is_closed(const)):
+        if type(const) is _CODE and (const.co_name not in _COMPREHENSIONS or not is_closed(const)):
             return False
     return True
+
+
+_CODE = type(is_closed.__code__)
+
+
+def _names_in(code: types.CodeType) -> set[str]:
+    """Every name the code (and code nested in it) uses: what a closed program can reach."""
+    names = {*code.co_names, *code.co_varnames, *code.co_cellvars, *code.co_freevars}
+    for const in code.co_consts:
+        if type(const) is _CODE:
+            names |= _names_in(const)
+    return names
+
+
+_unsafe: list[frozenset[str]] = []
+
+
+def _unsafe_names() -> frozenset[str]:
+    """Builtins and stdlib modules outside the safe lists (made on first use, then reused)."""
+    if not _unsafe:
+        import builtins
+        import sys
+
+        unsafe_builtins = set(dir(builtins)) - SAFE_BUILTINS
+        _unsafe.append(frozenset(unsafe_builtins | (sys.stdlib_module_names - SAFE_MODULES)))
+    return _unsafe[0]

@@ -11,16 +11,16 @@ text is the same) and its code run on every load, so values are new each time.
 
 from __future__ import annotations
 
-import copy
 import os
 import types
 
 from .config_dict import ConfigDict
 from .errors import ConfigCycleError, ConfigFileNotFoundError, ConfigKeyError, ConfigParsingError
-from .lazy import LazyAttr, LazyObject
+from .lazy import LazyObject
 from .loader import Loaded, closed_cycle, read
 from .package_path import package_dir
 from .pure_program import LAZY_NAME, PureProgram, compile_pure
+from .pure_values import thaw, thaw_keys, to_config_dicts
 from .python_source import run
 from .source_cache import cached
 
@@ -58,8 +58,14 @@ class PurePythonLoader:
             kept = _kept.get(filename)
             if kept is not None and kept.made_of(program, base_results):
                 return kept
-        # Values kept for reuse are copied before the code here can change them.
-        bases = {m: thaw(r.values) if r.kept else r.values for m, r in base_results.items()}
+        # Values kept for reuse are copied before the code here can change them: all of them,
+        # or where the code is closed, those it names (it can reach no other value; the rest
+        # stay shared with the bases' kept values, which nobody changes).
+        shared_ids: set[int] = set()
+        if keep:
+            bases = _thaw_named(program, base_results, shared_ids)
+        else:
+            bases = {m: thaw(r.values) if r.kept else r.values for m, r in base_results.items()}
         imported: set[Any] = set()
         for r in base_results.values():
             imported |= r.imported
@@ -70,23 +76,27 @@ class PurePythonLoader:
         for module, line, names in bindings:
             _bind_base_names(module, line, names, bases[module], namespace, filename)
         if program.error is not None:
+            import copy
+
             raise copy.copy(program.error).with_traceback(None)
         for top, modules, line in program.packages:
             namespace[top] = LazyObject(list(modules), location=f"{filename}, line {line}")
         imported |= program.imported
         defined_by_bases = set(namespace) if self.loader.strict and bases else None
-        run(program.code, namespace, filename)
+        for code in program.codes:
+            run(code, namespace, filename)
         values = {
             k: v
             for k, v in namespace.items()
             if not k.startswith("__") and not isinstance(v, types.ModuleType)
         }
+        shared = {k for k in values.keys() - program.names if id(values[k]) in shared_ids}
         if defined_by_bases is not None:
             lines = program.key_lines()
             for key in values:
                 if key not in defined_by_bases and key not in imported:
                     self.loader.unknown.append((key, filename, lines.get((key,))))
-        result = Result(to_config_dicts(values), imported, program, base_results, keep)
+        result = Result(to_config_dicts(values, shared), imported, program, base_results, keep)
         if keep:
             _kept[filename] = result
         return result
@@ -99,7 +109,13 @@ class PurePythonLoader:
             raise ConfigCycleError(f"base configs import each other: {cycle}", filename, line)
         chain.append(path)
         try:
-            return self.run(path, program_of(path, read(path)))
+            try:
+                text = read(path)
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                raise ConfigFileNotFoundError(
+                    f"base config {module} not found: {path}", filename, line
+                ) from None
+            return self.run(path, program_of(path, text))
         finally:
             chain.pop()
 
@@ -146,6 +162,26 @@ def program_of(filename: str, text: str, tree: ast.Module | None = None) -> Pure
     return cached("pure", filename, text, lambda: compile_pure(text, filename, tree))
 
 
+def _thaw_named(
+    program: PureProgram, base_results: dict[str, Result], shared_ids: set[int]
+) -> dict[str, Any]:
+    """Each base's kept values, those that the program's code names copied (once per base, as
+    a whole base's copy would give them), the others shared; their ids go to ``shared_ids``."""
+    named: dict[str, set[str]] = {m: set() for m in base_results}
+    for module, _, names in program.bindings:
+        values = base_results[module].values
+        for name, asname in names:
+            if name == "*":
+                named[module].update(k for k in values if k in program.names)
+            elif (asname or name) in program.names:
+                named[module].add(name)
+    bases = {}
+    for module, result in base_results.items():
+        bases[module] = thaw_keys(result.values, named[module])
+        shared_ids.update(id(v) for k, v in dict.items(result.values) if k not in named[module])
+    return bases
+
+
 def _bind_base_names(
     module: str,
     line: int,
@@ -171,7 +207,10 @@ def _bind_base_names(
 
 def base_module_path(module: str, filename: str, line: int) -> str:
     """The file of a base config module: ``..a.b`` relative to ``filename``, ``pkg.a.b`` inside
-    the installed package ``pkg``."""
+    the installed package ``pkg``. Whether it exists is found by reading it."""
+    known = _relative_paths.get((module, filename))
+    if known is not None:
+        return known
     level = len(module) - len(module.lstrip("."))
     parts = module[level:].split(".")
     if level:
@@ -192,77 +231,10 @@ def base_module_path(module: str, filename: str, line: int) -> str:
         folder = installed
         parts = parts[1:]
     path = os.path.normpath(os.path.join(folder, *parts[:-1], parts[-1] + ".py"))
-    if not os.path.isfile(path):
-        raise ConfigFileNotFoundError(f"base config {module} not found: {path}", filename, line)
+    if level:  # a function of the two names alone; a package's folder may change
+        _relative_paths[module, filename] = path
     return path
 
 
-def to_config_dicts(values: dict[str, Any]) -> ConfigDict:
-    """``values`` with every dict in it a ConfigDict, each object once.
-
-    The ConfigDicts of bases (made by this same load) are taken over, not copied: only plain
-    dicts are converted, and lists and tuples rebuilt (a list may come from anywhere, even a
-    module, and user code may have put plain dicts in it). A ConfigDict found twice (``b = a``
-    in a config) is copied the second time, so no two keys share one dict.
-    """
-    seen: set[int] = set()
-    converted = ConfigDict()
-    for key, value in values.items():
-        dict.__setitem__(converted, key, _adopt(value, seen))
-    return converted
-
-
-def _adopt(value: Any, seen: set[int]) -> Any:
-    kind = type(value)
-    if kind is ConfigDict:
-        if id(value) in seen:
-            return _adopt(dict(dict.items(value)), seen)
-        seen.add(id(value))
-        for key, item in dict.items(value):
-            if isinstance(item, _CONTAINERS):
-                new = _adopt(item, seen)
-                if new is not item:
-                    dict.__setitem__(value, key, new)
-        return value
-    if kind is list:
-        return [_adopt(v, seen) if isinstance(v, _CONTAINERS) else v for v in value]
-    if kind is tuple:
-        return tuple([_adopt(v, seen) if isinstance(v, _CONTAINERS) else v for v in value])
-    if isinstance(value, dict):
-        adopted = ConfigDict()
-        for key, item in dict.items(value):
-            dict.__setitem__(
-                adopted, key, _adopt(item, seen) if isinstance(item, _CONTAINERS) else item
-            )
-        return adopted
-    if isinstance(value, list):
-        return [_adopt(v, seen) for v in value]
-    return value
-
-
-_CONTAINERS = (dict, list, tuple)
-
-
-def thaw(value: Any) -> Any:
-    """A copy of kept values that can be changed without changing them: containers and lazy
-    objects copied, immutable values shared."""
-    kind = type(value)
-    if kind is ConfigDict:
-        copied = ConfigDict()
-        for key, item in dict.items(value):
-            dict.__setitem__(copied, key, item if type(item) in _IMMUTABLE else thaw(item))
-        return copied
-    if kind is list:
-        return [v if type(v) in _IMMUTABLE else thaw(v) for v in value]
-    if kind is tuple:
-        return tuple([v if type(v) in _IMMUTABLE else thaw(v) for v in value])
-    if kind in _IMMUTABLE:
-        return value
-    if kind is LazyObject or kind is LazyAttr:
-        copied = object.__new__(kind)
-        copied.__dict__.update(value.__dict__)
-        return copied
-    return copy.deepcopy(value)
-
-
-_IMMUTABLE = {str, int, float, bool, complex, bytes, type(None), type}
+# (relative module, the file importing it) -> path of the module's file
+_relative_paths: dict[tuple[str, str], str] = {}

@@ -23,6 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
     import types
+    from collections.abc import Iterable
     from typing import Any
 
 BASE_KEY = "_base_"
@@ -87,7 +88,21 @@ def is_pure_python(tree: ast.Module, filename: str) -> bool:
     before any ``_base_ = ...`` assignment."""
     import ast
 
-    for node in ast.walk(tree):
+    # Breadth first, the top-level statements come first: they decide nearly every config,
+    # without the walk's queue of every node below them.
+    for nodes in (tree.body, ast.walk(tree)):
+        decided = decides_pure(nodes, filename)
+        if decided is not None:
+            return decided
+    return False
+
+
+def decides_pure(nodes: Iterable[ast.AST], filename: str) -> bool | None:
+    """MMEngine's rule over ``nodes`` in order: True or False where one of them decides, else
+    None."""
+    import ast
+
+    for node in nodes:
         if isinstance(node, ast.Assign) and _assigns_base(node):
             return False
         if isinstance(node, ast.With):
@@ -103,7 +118,7 @@ def is_pure_python(tree: ast.Module, filename: str) -> bool:
                 return True
         if isinstance(node, ast.Import) and any(not is_stdlib(a.name) for a in node.names):
             return True
-    return False
+    return None
 
 
 def is_read_base(node: ast.With) -> bool:

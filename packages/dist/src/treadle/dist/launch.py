@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import importlib
+import math
 import os
 import warnings
 from typing import Any
@@ -19,6 +20,7 @@ import torch
 import torch.distributed as torch_dist
 import torch.multiprocessing as mp
 
+from .elastic_store import elastic_group_store
 from .info import get_backend, get_rank, get_world_size, is_distributed
 from .launch_env import (
     LaunchEnv,
@@ -155,6 +157,37 @@ def _start_group(launcher: str, backend: str, library: Any, **kwargs: Any) -> No
         library.launch_from_torch(backend=backend, **kwargs)
 
 
+def check_timeout(timeout: Any, key: str = "timeout") -> datetime.timedelta:
+    """``timeout`` (a number of seconds, or a timedelta) as the timedelta torch takes; raises
+    an error naming ``key`` for anything else, zero, a negative, an infinite or a NaN value.
+
+    Example:
+        >>> check_timeout(1800)
+        datetime.timedelta(seconds=1800)
+    """
+    seconds = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else timeout
+    if isinstance(seconds, bool):
+        # MMEngine reads a bool as 0 or 1 seconds: accepted as it is, but said.
+        warnings.warn(
+            f"{key}={timeout!r} is read as {int(seconds)} s, as MMEngine reads it; give a number "
+            "of seconds (e.g. timeout=1800)",
+            stacklevel=3,
+        )
+        seconds = int(seconds)
+    if not isinstance(seconds, (int, float)):
+        # "must be provided as timeout in seconds": MMEngine's phrase for the same mistake.
+        raise TypeError(
+            f"{key} is a number of seconds (e.g. timeout=1800), got {type(timeout).__name__}: "
+            f"{timeout!r}; it must be provided as timeout in seconds"
+        )
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError(
+            f"{key} must be a positive, finite number of seconds (e.g. timeout=1800; leave it "
+            f"unset for torch's default), got {timeout!r}"
+        )
+    return datetime.timedelta(seconds=seconds)
+
+
 def init_dist(
     launcher: str, backend: str = "nccl", init_backend: str = "torch", **kwargs: Any
 ) -> None:
@@ -182,14 +215,8 @@ def init_dist(
     if _already_initialized(launcher, backend):
         return
 
-    timeout = kwargs.get("timeout")
-    if timeout is not None and not isinstance(timeout, datetime.timedelta):
-        try:
-            kwargs["timeout"] = datetime.timedelta(seconds=timeout)
-        except TypeError:
-            raise TypeError(
-                f"timeout is a number of seconds (e.g. timeout=1800), got {type(timeout).__name__}"
-            ) from None
+    if kwargs.get("timeout") is not None:
+        kwargs["timeout"] = check_timeout(kwargs["timeout"])
 
     # Everything is checked first: an error leaves the process untouched. Open MPI's launch
     # always goes through torch, as in MMEngine.
@@ -213,6 +240,8 @@ def init_dist(
     os.environ.update(env.variables)
     if gpu is not None:
         _set_current_device(gpu)
+    if library is None and launcher == "pytorch":  # torchrun's restarts: a fresh store each
+        kwargs.update(elastic_group_store(kwargs))
     _start_group(launcher, backend, library, **kwargs)
 
 

@@ -19,10 +19,16 @@ _PLAIN = (int, float)
 MAX_UNREAD = 1024
 
 
+_TENSOR_TYPE: type[Any] | None = None
+
+
 def _torch_tensor_type() -> type[Any] | None:
     # torch is never imported here: if the program has not imported it, no value can be a tensor.
-    torch = sys.modules.get("torch")
-    return getattr(torch, "Tensor", None)
+    # Once it has, its Tensor type is kept (a logged tensor asks at every update).
+    global _TENSOR_TYPE
+    if _TENSOR_TYPE is None:
+        _TENSOR_TYPE = getattr(sys.modules.get("torch"), "Tensor", None)
+    return _TENSOR_TYPE
 
 
 def _describe(value: Any) -> str:
@@ -38,7 +44,7 @@ def _prepare(value: Any) -> tuple[Any, bool]:
     not wait for the device. Anything else with ``.item()`` (numpy scalars and arrays) is read now,
     since it lives in host memory anyway.
     """
-    tensor_type = _torch_tensor_type()
+    tensor_type = _TENSOR_TYPE or _torch_tensor_type()
     if tensor_type is not None and isinstance(value, tensor_type):
         if value.numel() != 1:
             raise ValueError(f"a logged value must have one element, got {_describe(value)}")

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 _MISSING = object()
+# What every scalar update calls (as _append does), looked up once.
+_update = HistoryBuffer.update
 _STATE_KEYS = ("log_scalars", "runtime_info", "resumed_keys")
 
 
@@ -130,8 +132,14 @@ class MessageHub(ManagerMixin):
         """
         buffer = self._log_scalars.get(key)
         if buffer is not None and type(count) is int and self._resumed_keys.get(key) is resumed:
-            # The per-step case (a known key, written as before): straight to the buffer.
-            self._append(key, buffer, value, count)
+            # The per-step case (a known key, written as before): straight to the buffer
+            # (_append's work inline: this runs several times a step).
+            try:
+                _update(buffer, value, count)
+            except (TypeError, ValueError) as error:
+                raise type(error)(
+                    f"MessageHub {self.instance_name!r}: scalar {key!r}: {error}"
+                ) from None
             return
         self._add_scalar(key, HistoryBuffer.update, value, count, resumed)
 

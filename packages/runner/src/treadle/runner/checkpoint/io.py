@@ -10,6 +10,7 @@ from treadle.fileio import LocalBackend
 from treadle.logging import print_log
 
 from .formats import checkpoint_bytes, format_for_name, write_checkpoint_file
+from .remote_integrity import forget_verified_copies, put_with_digest
 
 
 def _backend_args(file_client_args: dict | None, backend_args: dict | None) -> dict | None:
@@ -38,7 +39,8 @@ def save_checkpoint(
     :mod:`treadle.runner.checkpoint.safetensors_format`); any other name with ``torch.save``.
     A local file is written under a temporary name next to ``filename`` and renamed, so a
     crash or an error leaves the previous file (or none), never a part of one; object stores
-    replace whole objects.
+    replace whole objects, and get a digest beside them (``epoch_3.pth.digest``, see
+    :mod:`.remote_integrity`) that a resume checks the object against.
 
     Example:
         >>> save_checkpoint({'state_dict': model.state_dict(), 'meta': {'epoch': 3}},
@@ -62,4 +64,6 @@ def save_checkpoint(
         with fileio.atomic_temporary_path(filename, fsync=backend.fsync) as temporary:
             write_checkpoint_file(checkpoint, temporary, fmt, filename)
     else:
-        backend.put(checkpoint_bytes(checkpoint, fmt, filename), filename)
+        # A run that saves is done resuming: the copies kept for its load can go.
+        forget_verified_copies()
+        put_with_digest(backend, checkpoint_bytes(checkpoint, fmt, filename), filename)

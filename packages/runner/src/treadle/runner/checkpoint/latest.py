@@ -14,14 +14,15 @@ A checkpoint may also be a directory: a sharded checkpoint (FSDP, torch.distribu
 is complete once it holds its ``.metadata`` file (see :mod:`.sharded_layout`); one without it is
 skipped like a cut-short file.
 
-Each file is checked before it is returned (:func:`.verify.checkpoint_problem`: every record's
-CRC), so a checkpoint garbled after it was written is named in a warning and the one before it
-is taken. Only the checkpoints a run resumes from are candidates: ``best_*`` files (written
-without the optimizer) and published copies (``epoch_3-1c2d3e4f.pth``) are not, nor a file
-whose name does not end in its number. When the pointer names a checkpoint in another folder
-(``CheckpointHook(out_dir='s3://...')``), or the work directory's ``.checkpoint_out_dir`` names
-one (written by CheckpointHook before its first save), that folder's checkpoints are
-candidates too.
+Each file is checked before it is returned (:func:`.verify.checkpoint_problem`: every record's CRC;
+an object on S3 or another store against the digest written beside it,
+:func:`.remote_integrity.remote_problem`), so a checkpoint garbled after it was written is named in
+a warning and the one before it is taken. Only the checkpoints a run resumes from are candidates:
+``best_*`` files (written without the optimizer) and published copies (``epoch_3-1c2d3e4f.pth``)
+are not, nor a file whose name does not end in its number. When the pointer names a checkpoint in
+another folder (``CheckpointHook(out_dir='s3://...')``), or the work directory's
+``.checkpoint_out_dir`` names one (written by CheckpointHook before its first save), that folder's
+checkpoints are candidates too.
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ from treadle.fileio import LocalBackend
 from treadle.logging import print_log
 
 from .pointer import POINTER, read_pointer
+from .remote_integrity import stored_checkpoint_problem
 from .sharded_layout import is_sharded_checkpoint
 from .torch_format import is_complete_torch_file
-from .verify import checkpoint_problem
 
 # Written by CheckpointHook(out_dir=...) into work_dir: where its checkpoints go.
 OUT_DIR_NOTE = ".checkpoint_out_dir"
@@ -54,21 +55,26 @@ def _number(name: str) -> int | None:
 
 
 def _is_complete(path: str, local: bool) -> bool:
-    # Object stores replace whole objects: what exists there is complete.
+    # Object stores replace whole objects: what exists there is complete (and is checked
+    # against its digest before it is taken); a folder there is a sharded checkpoint.
     if not local:
-        return True
+        return fileio.isfile(path) or is_sharded_checkpoint(path)
     if os.path.isdir(path):
         return is_sharded_checkpoint(path)
     return is_complete_torch_file(path)
 
 
 def _exists(path: str, local: bool) -> bool:
-    return (local and os.path.isdir(path)) or fileio.isfile(path)
+    return (local and os.path.isdir(path)) or fileio.isfile(path) or is_sharded_checkpoint(path)
 
 
 def _sharded_names(directory: str, local: bool) -> list[str]:
     if not local:
-        return []
+        return [
+            name.rstrip("/")
+            for name in fileio.list_dir_or_file(directory, list_file=False)
+            if name.rstrip("/").endswith(SUFFIX)
+        ]
     return [
         entry.name
         for entry in os.scandir(directory)
@@ -89,12 +95,14 @@ def _candidates(directory: str, local: bool) -> list[tuple[int, str]]:
         files = list(fileio.list_dir_or_file(directory, list_dir=False, suffix=SUFFIX))
     except FileNotFoundError:
         return []
+    listed = set(files)
     for name in [*files, *_sharded_names(directory, local)]:
         number = _resumable_number(os.path.basename(name))
         if number is None:
             continue
         path = fileio.join_path(directory, name)
-        if _is_complete(path, local):
+        # An object the listing shows is whole (it is checked against its digest later).
+        if (not local and name in listed) or _is_complete(path, local):
             found.append((number, path))
     return sorted(found)
 
@@ -200,7 +208,7 @@ def find_latest_checkpoint(path: str) -> str | None:
         print_log("Did not find last_checkpoint to be resumed.", logger="current")
         return None
     for candidate in _in_order(path, _is_local(path)):
-        problem = checkpoint_problem(candidate) if _is_local(candidate) else None
+        problem = stored_checkpoint_problem(candidate)
         if problem is None:
             return candidate
         print_log(

@@ -17,6 +17,7 @@ from treadle.fileio import UnknownBackendError
 from .download import download_once_per_machine
 from .formats import read_checkpoint_file
 from .loader import CheckpointLoader
+from .remote_integrity import verified_local_copy
 
 PACKAGE_PREFIX = "pkg::"
 
@@ -44,7 +45,7 @@ def load_from_local(filename: str, map_location: Any = None, weights_only: bool 
 
 def load_from_fileio(filename: str, map_location: Any = None, weights_only: bool = True) -> Any:
     """Load a checkpoint from any treadle.fileio backend (a local copy for the time of the
-    load where the storage is remote)."""
+    load where the storage is remote, checked first: see :mod:`.remote_integrity`)."""
     try:
         backend = fileio.get_file_backend(filename, enable_singleton=True)
     except UnknownBackendError as err:
@@ -52,7 +53,11 @@ def load_from_fileio(filename: str, map_location: Any = None, weights_only: bool
             f"cannot load the checkpoint {filename!r}: {err}. CheckpointLoader's own schemes "
             f"are {', '.join(repr(p) for p in CheckpointLoader._schemes if p)}"
         ) from None
-    with backend.get_local_path(filename) as local_path:
+    if isinstance(backend, fileio.LocalBackend):
+        with backend.get_local_path(filename) as local_path:
+            return read_checkpoint_file(local_path, map_location, weights_only, filename)
+    # Checked against the digest written beside it (or as a local file without one).
+    with verified_local_copy(filename) as local_path:
         return read_checkpoint_file(local_path, map_location, weights_only, filename)
 
 

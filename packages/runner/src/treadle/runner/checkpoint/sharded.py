@@ -6,6 +6,8 @@ Differences from calling DCP directly:
 
 - the checkpoint appears under its name only once complete (see :mod:`.sharded_layout`), so a
   run stopped in the middle of a save leaves the previous checkpoints, never half of one;
+- it goes to a local path or to any treadle.fileio store (``s3://...``, see
+  :mod:`.sharded_storage`), where ``.metadata``, written last, marks it complete;
 - values that are not sharded (meta, message hub, loop state, schedulers) are saved from rank 0
   only, so what is saved does not depend on which rank DCP's deduplication picks;
 - nothing in the checkpoint runs code when loaded: the metadata is read by an unpickler that
@@ -37,6 +39,7 @@ from .sharded_layout import (
     replaced_path,
     temporary_path,
 )
+from .sharded_storage import fileio_writer, is_store_path, use_fileio
 from .torch_format import load_torch
 
 __all__ = [
@@ -88,14 +91,15 @@ def _reader(path: str) -> Any:
         def read_metadata(self, *args: Any, **kwargs: Any) -> Any:
             from torch.distributed.checkpoint.metadata import StorageMeta
 
-            with open(os.path.join(path, METADATA_FILE), "rb") as file:
+            metadata_path = self.fs.concat_path(self.path, METADATA_FILE)
+            with self.fs.create_stream(metadata_path, "rb") as file:
                 metadata = _MetadataUnpickler(file, path).load()
             if getattr(metadata, "storage_meta", None) is None:
                 metadata.storage_meta = StorageMeta()
             metadata.storage_meta.load_id = self.load_id
             return metadata
 
-    return SafeReader(path)
+    return use_fileio(SafeReader(path), path) if is_store_path(path) else SafeReader(path)
 
 
 def _safe_bytes(path: str, fqn: str, value: io.BytesIO) -> Any:
@@ -184,15 +188,17 @@ def _unpack(value: Any, path: str, where: str = "") -> Any:
     return value
 
 
-def _local_path(path: Any, what: str) -> str:
-    path = os.fspath(path)
-    if "://" in path:
-        raise ValueError(
-            f"{what} {path!r}: sharded checkpoints are written with torch.distributed.checkpoint "
-            "to a local or mounted file system; save a whole-file checkpoint (state_dict_cfg="
-            "'full') to write to another treadle.fileio backend"
-        )
-    return path
+def _clear_store_path(path: str) -> None:
+    """Remove an older checkpoint of the same name from a store (rank 0), its .metadata
+    first: nothing is renamed there, so a replacement written half-way must not look
+    complete."""
+    from treadle import fileio
+
+    marker = fileio.join_path(path, METADATA_FILE)
+    if fileio.isfile(marker):
+        fileio.remove(marker)
+    if fileio.isdir(path):
+        fileio.rmtree(path)
 
 
 def _publish(temporary: str, path: str) -> None:
@@ -245,7 +251,8 @@ def save_sharded_checkpoint(
     async_save: bool = False,
 ) -> PendingSave | None:
     """Write ``checkpoint`` (nested dicts whose model and optimizer states hold DTensors) as the
-    sharded checkpoint directory ``path``; every rank calls it.
+    sharded checkpoint directory ``path`` (a local folder, or an ``s3://`` or other
+    treadle.fileio URL); every rank calls it.
 
     With ``async_save`` the state is copied to host memory before it returns and the files are
     written by a background thread: the returned :class:`PendingSave` says when it is done.
@@ -258,27 +265,32 @@ def save_sharded_checkpoint(
     """
     import torch.distributed.checkpoint as dcp
 
-    path = _local_path(path, "save_sharded_checkpoint")
-    temporary = temporary_path(path)
+    path = os.fspath(path)
+    store = is_store_path(path)
+    # On a store the ranks write under the final name (.metadata last); locally, beside it.
+    temporary = path if store else temporary_path(path)
     distributed = dist.is_distributed()
     rank = dist.get_rank()
-    if rank == 0:
+    if rank == 0 and store:
+        _clear_store_path(path)
+    elif rank == 0:
         shutil.rmtree(temporary, ignore_errors=True)  # left by a run that stopped mid-save
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     if distributed:
         torch.distributed.barrier(group=process_group)
     state = _pack(dict(checkpoint) if rank == 0 else (_sharded_only(checkpoint) or {}))
-    writer = dcp.FileSystemWriter(temporary)
+    writer = fileio_writer(path) if store else dcp.FileSystemWriter(temporary)
+    publish = (lambda: _publish(temporary, path)) if rank == 0 and not store else None
     if async_save:
         future = dcp.async_save(
             state, storage_writer=writer, process_group=process_group, no_dist=not distributed
         )
         if not isinstance(future, concurrent.futures.Future):  # AsyncSaveResponse
             future = future.upload_completion
-        return PendingSave(future, (lambda: _publish(temporary, path)) if rank == 0 else None)
+        return PendingSave(future, publish)
     dcp.save(state, storage_writer=writer, process_group=process_group, no_dist=not distributed)
-    if rank == 0:
-        _publish(temporary, path)
+    if publish is not None:
+        publish()
     if distributed:
         torch.distributed.barrier(group=process_group)
     return None
@@ -339,8 +351,13 @@ def load_sharded_checkpoint(
     from torch.distributed.checkpoint._nested_dict import set_element
     from torch.distributed.checkpoint.state_dict_loader import _load_state_dict
 
-    path = _local_path(path, "load_sharded_checkpoint")
+    path = os.fspath(path)
     if not is_sharded_checkpoint(path):
+        if is_store_path(path):
+            raise FileNotFoundError(
+                f"no complete sharded checkpoint at {path}: it has no {METADATA_FILE} (the file "
+                "torch.distributed.checkpoint writes last)"
+            )
         if os.path.isdir(path):
             raise FileNotFoundError(
                 f"{path} is not a complete sharded checkpoint: it has no {METADATA_FILE} (the "

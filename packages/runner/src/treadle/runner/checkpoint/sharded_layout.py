@@ -6,7 +6,9 @@ names its FSDP checkpoint folders) written by torch.distributed.checkpoint: one 
 per rank and a ``.metadata`` file. The writers work in a hidden temporary directory beside it,
 ``.epoch_3.pth.sharded-tmp``, which becomes ``epoch_3.pth`` once ``.metadata`` is written: a
 directory with the checkpoint's name is complete, and one without ``.metadata`` (copied by hand,
-cut short) is never taken for a checkpoint.
+cut short) is never taken for a checkpoint. On an object store (``s3://``), where nothing is
+renamed, the ranks write under the checkpoint's name and ``.metadata`` (written last) is the
+completion marker.
 """
 
 from __future__ import annotations
@@ -25,7 +27,24 @@ def is_sharded_checkpoint(path: str | os.PathLike) -> bool:
         >>> is_sharded_checkpoint('work_dirs/fsdp/epoch_3.pth')
         True
     """
-    return os.path.isfile(os.path.join(os.fspath(path), METADATA_FILE))
+    path = os.fspath(path)
+    if "://" in path:
+        return _on_a_store(path)
+    return os.path.isfile(os.path.join(path, METADATA_FILE))
+
+
+def _on_a_store(path: str) -> bool:
+    """Whether the URL ``path`` is a complete sharded checkpoint on S3 or another
+    treadle.fileio store (see :mod:`.sharded_storage`); never for downloads (``http(s)://``)
+    and model-zoo names, which are files."""
+    from treadle import fileio
+
+    if path.startswith(("http://", "https://")):
+        return False
+    try:
+        return fileio.isfile(fileio.join_path(path, METADATA_FILE))
+    except (fileio.UnknownBackendError, NotImplementedError):
+        return False
 
 
 def temporary_path(path: str) -> str:

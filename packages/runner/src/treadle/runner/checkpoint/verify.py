@@ -83,10 +83,18 @@ def _safetensors_problem(path: str, size: int) -> str | None:
     return None
 
 
+# The files of a checkpoint directory DeepSpeed's engine writes (its own loader checks them).
+_ENGINE_FILES = ("mp_rank_", "zero_pp_rank_")
+
+
+def _is_engine_directory(path: str) -> bool:
+    return any(name.startswith(_ENGINE_FILES) and name.endswith(".pt") for name in os.listdir(path))
+
+
 def checkpoint_problem(path: str | os.PathLike) -> str | None:
-    """What is wrong with the local checkpoint at ``path`` (a torch zip, a safetensors file or
-    a sharded checkpoint's directory), or None when it is whole. A legacy (non-zip) torch file
-    cannot be checked and counts as whole when it is not empty.
+    """What is wrong with the local checkpoint at ``path`` (a torch zip, a safetensors file, a
+    sharded checkpoint's directory or a DeepSpeed engine's directory), or None when it is whole.
+    A legacy (non-zip) torch file cannot be checked and counts as whole when it is not empty.
 
     Example:
         >>> checkpoint_problem('work_dirs/toy/epoch_3.pth') is None
@@ -94,9 +102,9 @@ def checkpoint_problem(path: str | os.PathLike) -> str | None:
     """
     path = os.fspath(path)
     if os.path.isdir(path):
-        return (
-            None if is_sharded_checkpoint(path) else "it is a sharded checkpoint without .metadata"
-        )
+        if is_sharded_checkpoint(path) or _is_engine_directory(path):
+            return None
+        return "it is a sharded checkpoint without .metadata"
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as file:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-from treadle.runner.checkpoint.consolidate import consolidate_sharded_checkpoint
-
 
 def add_checkpoint_command(subcommands: argparse._SubParsersAction) -> None:
     """The ``checkpoint`` command and its subcommands."""
@@ -38,6 +36,9 @@ def run_consolidate(args: argparse.Namespace) -> int:
     """Consolidate ``args.sharded_dir`` into ``args.out``; print what was written."""
     if not args.out.endswith((".pth", ".safetensors")):
         raise ValueError(f"OUT must end in .pth or .safetensors, got {args.out!r}")
+    # Imported here: building the parser for any command must not import torch (see startup_gc).
+    from treadle.runner.checkpoint.consolidate import consolidate_sharded_checkpoint
+
     written = consolidate_sharded_checkpoint(
         args.sharded_dir, args.out, weights_only=True if args.weights_only else None
     )

@@ -9,7 +9,7 @@ import sys
 
 from treadle.config import Config
 
-from . import runner_factory
+from . import runner_factory, startup_gc
 from .config_edits import add_progress_bar, apply_test_args, apply_train_args
 
 
@@ -48,9 +48,13 @@ def run_train(args: argparse.Namespace) -> int:
     runner = None
     try:
         runner = runner_factory.build_runner(cfg)
+        # The engine, the runner and what torch's optimizer will import live as long as the
+        # process: frozen before the collector resumes (see startup_gc).
+        startup_gc.resume(imports=startup_gc.TRAINING_IMPORTS)
         args.started = True
         runner.train()
     except Exception as error:
+        startup_gc.resume()  # the check below builds the config's parts again: collector on
         # Failed before training anything: where --check finds this very error in the config,
         # show it located (config key, file, line) with every other problem, not a traceback.
         if _trained_nothing(runner) and _report_problems(cfg, args.config, error):
@@ -112,6 +116,7 @@ def run_test(args: argparse.Namespace) -> int:
     if _wants_progress_bar(args):
         add_progress_bar(cfg)
     runner = runner_factory.build_runner(cfg)
+    startup_gc.resume()  # the engine and the runner live as long as the process (startup_gc)
     args.started = True
     runner.test()
     return 0

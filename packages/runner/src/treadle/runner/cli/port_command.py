@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-from treadle.runner.porting import port_project
-
 
 def add_port_command(subcommands: argparse._SubParsersAction) -> None:
     """The ``port`` command."""
@@ -26,6 +24,8 @@ def add_port_command(subcommands: argparse._SubParsersAction) -> None:
 def run_port(args: argparse.Namespace) -> int:
     """Port ``args.path``; print each rewritten statement, the files that could not be read,
     and a summary."""
+    from treadle.runner.porting import port_project  # imported here: only this command needs it
+
     report = port_project(args.path, dry_run=args.dry_run)
     for change in report.changed:
         for line, old, new in change.statements:

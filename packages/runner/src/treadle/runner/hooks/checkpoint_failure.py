@@ -6,7 +6,8 @@ renamed into place once complete, S3 objects appear whole and failed multipart u
 aborted) and the ``last_checkpoint`` pointers still name the previous checkpoint. Training
 goes on with an error in the log (``on_save_error='continue'``, the default: hours of compute
 are not lost to a storage outage), or stops with :class:`CheckpointSaveError`
-(``on_save_error='stop'``).
+(``on_save_error='stop'``). A save whose destination is gone (a deleted bucket) stops training
+whatever ``on_save_error`` says: every later save would fail too.
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ def storage_failure(exc: BaseException, directory: str, previous: str | None) ->
     return OSError(errno.EIO, f"torch.save could not write the file: {text}")
 
 
+def destination_gone(exc: BaseException) -> bool:
+    """Whether a save failed because the place it writes to no longer exists (a deleted S3
+    bucket: treadle.fileio's FileNotFoundError on a write): every later save would fail too."""
+    return isinstance(exc, FileNotFoundError) or getattr(exc, "destination_gone", False)
+
+
 def failure_on_any_rank(failure: OSError | None) -> OSError | None:
     """``failure``, or, on a rank whose own part went well, an error naming the rank whose
     write failed (the lowest); None when every rank's went well. A collective when
@@ -81,14 +88,18 @@ def failure_on_any_rank(failure: OSError | None) -> OSError | None:
         return failure
     import torch
 
-    # The lowest failed rank, as world_size - rank so that 'max' finds it (0: none failed).
+    # The lowest failed rank, as world_size - rank so that 'max' finds it (0: none failed),
+    # and whether a rank found its destination gone (then every rank stops).
     world_size = get_world_size()
-    flag = torch.tensor([0 if failure is None else world_size - get_rank()])
+    gone = failure is not None and destination_gone(failure)
+    flag = torch.tensor([0 if failure is None else world_size - get_rank(), int(gone)])
     all_reduce(flag, op="max")
-    failed = int(flag.item())
+    failed = int(flag[0].item())
     if failure is not None or failed == 0:
         return failure
-    return OSError(errno.EIO, f"rank {world_size - failed} could not write it (see its log)")
+    error = OSError(errno.EIO, f"rank {world_size - failed} could not write it (see its log)")
+    error.destination_gone = bool(flag[1].item())  # type: ignore[attr-defined]
+    return error
 
 
 def describe(exc: BaseException) -> str:
@@ -113,11 +124,17 @@ def save_failed(runner: Any, hook: Any, path: str, previous: str | None, exc: OS
         if previous
         else "no earlier checkpoint of this run exists"
     )
+    if previous and destination_gone(exc):  # it may have gone with the bucket
+        kept = f"last_checkpoint still names the previous checkpoint, {previous}"
     message = f"CheckpointHook: could not save {path} at {unit} {step}: {describe(exc)}; {kept}"
-    if hook.on_save_error == "stop":
+    if hook.on_save_error == "stop" or destination_gone(exc):
+        why = (
+            "the place it writes to is gone, so every later save would fail too: training stops"
+            if destination_gone(exc)
+            else "training stops (CheckpointHook on_save_error='stop')"
+        )
         raise CheckpointSaveError(
-            exc.errno if exc.errno is not None else errno.EIO,
-            f"{message}; training stops (CheckpointHook on_save_error='stop')",
+            exc.errno if exc.errno is not None else errno.EIO, f"{message}; {why}"
         ) from exc
     print_log(
         f"{message}; training goes on (CheckpointHook(on_save_error='stop') stops instead)",

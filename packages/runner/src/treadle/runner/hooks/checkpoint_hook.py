@@ -16,6 +16,12 @@ from treadle.logging import print_log
 
 from ..checkpoint.pointer import write_pointer
 from ..registry import HOOKS
+from .checkpoint_async import (
+    SaveInFlight,
+    after_write,
+    background_write_failed,
+    unfinished_write,
+)
 from .checkpoint_failure import (
     check_on_save_error,
     failure_on_any_rank,
@@ -116,10 +122,13 @@ class CheckpointHook(Hook):
     What it needs to go on after a resume (the kept steps, the best scores and files) lives in
     the message hub, which checkpoints hold. Outside training (``runner.val()``) it reports the
     ``save_best`` scores and saves nothing.
-    ``async_save=True`` has the strategy write each checkpoint in the background (a host copy
-    is taken first, so training goes on at once); a save waits for the previous one, and the
-    runner waits for the last one before ``train()`` returns. The ``last_checkpoint`` pointer
-    may name a checkpoint still being written: resuming takes the newest complete one.
+    ``async_save=True`` has the strategy write each checkpoint in the background: the
+    parameters and optimizer state are copied to host memory while the next forward and
+    backward run (the next optimizer step waits for the copy), and a thread writes the file,
+    then moves the ``last_checkpoint`` pointer and deletes the checkpoint ``max_keep_ckpts``
+    dropped; a save waits for the previous one, and ``train()`` waits for the last one before
+    it returns. A failed background write is reported at the next save or the end of training
+    (as ``on_save_error`` says); the pointer never names an incomplete checkpoint.
 
     Example:
         >>> default_hooks = dict(checkpoint=dict(
@@ -230,7 +239,8 @@ class CheckpointHook(Hook):
         self.published_keys = _as_names(published_keys, "published_keys")
         self.last_ckpt: str | None = None
         self.keep_ckpt_ids: deque = deque()
-        self._dropped_while_writing: list[int] = []
+        # The asynchronous save whose write may still be going on (see .checkpoint_async).
+        self._in_flight: SaveInFlight | None = None
         # runner.val()/test() call before_run without before_train: no training state to save.
         self._outside_training = False
         # The checkpoint a resumed run continues: kept until this run has written a newer one.
@@ -281,6 +291,7 @@ class CheckpointHook(Hook):
     def before_train(self, runner: Any) -> None:
         """Resolve the output folder and backend, and take back what a resumed run kept."""
         self._outside_training = False
+        self._in_flight = None
         work_dir = os.fspath(runner.work_dir)
         backend_args = self.file_client_args or self.backend_args
         root = work_dir if self._out_root is None else self._out_root
@@ -345,19 +356,29 @@ class CheckpointHook(Hook):
         return self.file_backend.join_path(self.out_dir, filename)
 
     def _remove_step(self, step: int) -> None:
-        if is_main_process():
-            path = self._path(self.filename_tmpl.format(step))
-            resumed = self._resumed_from
-            if path in self._best_paths() or (
-                resumed and _same_path(path, resumed) and not self._saved_since_resume
-            ):
-                # max_keep_ckpts never takes a best checkpoint, nor the one this run resumed
-                # from before a newer checkpoint of it is complete.
-                return
-            try:
-                remove_checkpoint(path, self.file_backend)
-            except OSError as exc:  # a file too many is no reason to stop training
-                removal_failed(path, exc)
+        path = self._removable(step)
+        if path is not None:
+            self._remove_path(path)
+
+    def _removable(self, step: int) -> str | None:
+        """The file of ``step`` if this process is to delete it."""
+        if not is_main_process():
+            return None
+        path = self._path(self.filename_tmpl.format(step))
+        resumed = self._resumed_from
+        if path in self._best_paths() or (
+            resumed and _same_path(path, resumed) and not self._saved_since_resume
+        ):
+            # max_keep_ckpts never takes a best checkpoint, nor the one this run resumed
+            # from before a newer checkpoint of it is complete.
+            return None
+        return path
+
+    def _remove_path(self, path: str) -> None:
+        try:
+            remove_checkpoint(path, self.file_backend)
+        except OSError as exc:  # a file too many is no reason to stop training
+            removal_failed(path, exc)
 
     # --- periodic and last checkpoints ---
 
@@ -413,7 +434,7 @@ class CheckpointHook(Hook):
         self._save_checkpoint_with_step(runner, step, meta)
 
     def _save_checkpoint_with_step(self, runner: Any, step: int, meta: dict) -> None:
-        self._remove_after_async_write(runner)
+        self._settle_async_save(runner)
         kept = list(self.keep_ckpt_ids)
         dropped = None
         if self.max_keep_ckpts > 0 and not (self.keep_ckpt_ids and self.keep_ckpt_ids[-1] == step):
@@ -466,24 +487,68 @@ class CheckpointHook(Hook):
             save_failed(runner, self, self._path(filename), previous, failure)
             return
         self._saved_since_resume = True
+        if self.async_save:
+            self._finish_in_background(runner, previous, kept, step, dropped)
+            return
         if is_main_process():
             try:
                 self._write_pointers(runner)
             except OSError as exc:  # the checkpoint is whole; only its pointer is behind
                 pointer_failed(runner, self, self.last_ckpt, exc)
-        if dropped is not None and self.async_save:
-            # The checkpoint that replaces it may still be being written: it goes once that
-            # write is done (the next save waits for it anyway).
-            self._dropped_while_writing.append(dropped)
-        elif dropped is not None:
+        if dropped is not None:
             self._remove_step(dropped)
 
-    def _remove_after_async_write(self, runner: Any) -> None:
-        if not self._dropped_while_writing:
+    def _finish_in_background(
+        self, runner: Any, previous: str | None, kept: list[int], step: int, dropped: int | None
+    ) -> None:
+        """Move the pointers, then delete the dropped checkpoint, in the writer's thread once
+        the file is complete (never when its write failed)."""
+        unit = "epoch" if self.by_epoch else "iteration"
+        save = SaveInFlight(str(self.last_ckpt), previous, kept, unit, step)
+        self._in_flight = save
+        removal = None if dropped is None else self._removable(dropped)
+        if not is_main_process():
             return
-        runner.strategy.wait_for_checkpoint()
-        while self._dropped_while_writing:
-            self._remove_step(self._dropped_while_writing.pop(0))
+
+        def finish() -> None:
+            save.written = True
+            try:
+                self._write_pointers(runner)
+            except OSError as exc:  # reported on the training thread by _settle_async_save
+                save.pointer_error = exc
+            if removal is not None:
+                self._remove_path(removal)
+
+        after_write(runner.strategy, finish)
+
+    def _settle_async_save(self, runner: Any) -> None:
+        """Wait for the asynchronous save in flight (its write, pointers and deletion) and
+        handle its failure as a failed synchronous save: every rank calls it together."""
+        save, self._in_flight = self._in_flight, None
+        if save is None:
+            return
+        try:
+            runner.strategy.wait_for_checkpoint()
+        except (OSError, RuntimeError) as exc:
+            failure = storage_failure(exc, self.out_dir, save.previous)
+            if failure is None:  # not the storage's fault
+                raise
+        else:
+            # Its error may have been raised to whoever waited for the writer first (a
+            # rollback, a preemption): a write that is over and never finished failed.
+            failure = None if save.written or not is_main_process() else unfinished_write()
+        failure = failure_on_any_rank(failure)
+        if failure is not None:
+            # As if that save had not been asked for: the pointers still name `previous`.
+            self.last_ckpt = save.previous
+            runner.message_hub.update_info("last_ckpt", save.previous)
+            if self.max_keep_ckpts > 0:
+                self.keep_ckpt_ids = deque(save.kept, self.max_keep_ckpts)
+                runner.message_hub.update_info("keep_ckpt_ids", list(save.kept))
+                runner.message_hub.update_info(STALE, [])
+            background_write_failed(self, save, failure)
+        elif save.pointer_error is not None:
+            pointer_failed(runner, self, save.path, save.pointer_error)
 
     def _write_pointers(self, runner: Any) -> None:
         # The pointer moves last, once the checkpoint it names is complete; written atomically.
@@ -541,6 +606,8 @@ class CheckpointHook(Hook):
     def _save_best_checkpoint(self, runner: Any, metrics: dict[str, Any]) -> None:
         if not self.save_best:
             return
+        # A best checkpoint is written at once: the save in flight first, and its outcome.
+        self._settle_async_save(runner)
         if "auto" in self.key_indicators:
             self._init_rule(self.rules, [next(iter(metrics))])
         self._check_metrics(metrics)
@@ -648,7 +715,7 @@ class CheckpointHook(Hook):
 
     def after_train(self, runner: Any) -> None:
         """Publish the last and best checkpoints with only ``published_keys``."""
-        self._remove_after_async_write(runner)
+        self._settle_async_save(runner)
         if self.published_keys is None or not is_main_process():
             return
         paths = []

@@ -16,6 +16,7 @@ from treadle.logging import print_log
 
 from ..checkpoint import _load_checkpoint
 from ..checkpoint.formats import TORCH, checkpoint_bytes
+from ..checkpoint.remote_integrity import remove_digest
 
 
 def published_name(path: str, data: bytes) -> str:
@@ -60,6 +61,7 @@ def remove_checkpoint(path: str, backend: Any) -> bool:
     where there is none."""
     if backend.isfile(path):
         backend.remove(path)
+        remove_digest(path, backend)  # written beside checkpoints on object stores
         return True
     if backend.isdir(path):
         backend.rmtree(path)

@@ -222,6 +222,10 @@ class Hook:
         """
         return iteration
 
+    # Marks this default answer, "now", for the loops: a hook that keeps it is due at every
+    # iteration, and they need not ask it (see loops/iter_hooks.py).
+    next_train_iter.every_iteration = True  # type: ignore[attr-defined]
+
     # Helpers for deciding when to act.
     def every_n_epochs(self, runner: Any, n: int, start: int = 0) -> bool:
         """Whether the epoch that is ending is the n-th, 2n-th... counted from epoch ``start``."""

@@ -9,10 +9,13 @@ from typing import Any
 from ..registry import HOOKS
 from ..utils.train_steps import DONE_AT, FETCHED_AT, ITERATION, step_records, steps_between
 from .hook import DATA_BATCH, Hook
-from .iter_timer_pauses import checkpoint_saves
+from .iter_timer_pauses import SAVES_KEY, checkpoint_saves
 
 # The message hub keys of each loop, formatted once rather than on every step.
 _KEYS = {mode: (f"{mode}/time", f"{mode}/data_time") for mode in ("train", "val", "test")}
+_TRAIN_TIME, _TRAIN_DATA_TIME = _KEYS["train"]
+# checkpoint_saves' answer before the first save.
+_NO_SAVES = (0, 0.0, 0.0)
 # Runtime info: how long the last val/test pass took (the LogProcessor puts it in the line).
 PASS_TIME_KEYS = {"val": "val_time", "test": "test_time"}
 
@@ -65,6 +68,26 @@ class IterTimerHook(Hook):
         # loop calls this hook only where another hook is due; see record_skipped_steps).
         self._data_through = -1
         self._time_through = -1
+        # (the runner's hook dispatch, its version, the hooks' saves_left): _save_counters.
+        self._counters: tuple[Any, Any, list[Any]] | None = None
+        # Whether _before_iter and _after_iter are this class's: the train iteration methods
+        # then do their work inline (a subclass that overrides them has them called).
+        own = IterTimerHook.__dict__
+        self._own_iter_methods = all(
+            getattr(type(self), name) is own[name] for name in ("_before_iter", "_after_iter")
+        )
+
+    @property
+    def writes_when_read(self) -> bool:
+        """Whether the loop may skip this hook at a step where only hooks due at every step
+        run, leaving its writes to the message hub's pending writer (write_pending): yes,
+        unless a subclass has iteration methods of its own, which are then called."""
+        cls = type(self)
+        return (
+            self._own_iter_methods
+            and cls.before_train_iter is IterTimerHook.before_train_iter
+            and cls.after_train_iter is IterTimerHook.after_train_iter
+        )
 
     # -- the run -------------------------------------------------------------------------------
 
@@ -83,7 +106,8 @@ class IterTimerHook(Hook):
     def _take_saves(self, runner: Any, count: bool) -> None:
         """Take in the saves recorded since the last look: counted as checkpoint saves (or,
         inside validation, as part of its time); training's clock restarts when the last ended."""
-        saves, seconds, ended_at = checkpoint_saves(runner)
+        # checkpoint_saves(runner), inline: this runs twice a step where the hooks run at each.
+        saves, seconds, ended_at = runner.message_hub.runtime_info.get(SAVES_KEY, _NO_SAVES)
         seen_saves, seen_seconds = self._saves_seen
         if saves == seen_saves:
             return
@@ -129,11 +153,16 @@ class IterTimerHook(Hook):
 
     def before_train_iter(self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None) -> None:
         self._take_saves(runner, count=True)
-        if step_records(runner) is not None:
-            iteration = runner.iter
+        iteration = runner.iter
+        # Steps the loop ran without calling the hooks, not timed yet (record_skipped_steps
+        # has nothing to do otherwise: the test is its own first one, without the calls).
+        if self._time_through < iteration - 1 and step_records(runner) is not None:
             self.record_skipped_steps(runner, iteration)
-            self._data_through = iteration
-        self._before_iter(runner, batch_idx, data_batch, "train")
+        self._data_through = iteration
+        if self._own_iter_methods:
+            runner.message_hub.update_scalar(_TRAIN_DATA_TIME, time.perf_counter() - self._last)
+        else:  # a subclass's _before_iter
+            self._before_iter(runner, batch_idx, data_batch, "train")
 
     def after_train_iter(
         self,
@@ -142,25 +171,49 @@ class IterTimerHook(Hook):
         data_batch: DATA_BATCH = None,
         outputs: dict | Sequence | None = None,
     ) -> None:
-        steps = step_records(runner)
-        if steps is not None:
-            iteration = runner.iter
+        iteration = runner.iter
+        if self._data_through < iteration or self._time_through < iteration - 1:
+            # Steps skipped, or this one's before_train_iter: time them from the loop's stamps.
+            self._time_skipped(runner, iteration)
+        else:
+            # The usual case, where every hook is due at every step: only a save since
+            # before_train_iter (by a hook of a higher priority) to leave out.
             self._take_saves(runner, count=True)
-            self.record_skipped_steps(runner, iteration)
-            if self._data_through < iteration:
-                # before_train_iter did not run at this iteration: its data time from the
-                # loop's stamp.
-                if steps and steps[-1][ITERATION] == iteration:
-                    data_time = steps[-1][FETCHED_AT] - self._last
-                    runner.message_hub.update_scalar(_KEYS["train"][1], data_time)
-                self._data_through = iteration
-            self._time_through = iteration
-        self._after_iter(runner, batch_idx, data_batch, outputs, "train")
+        self._time_through = iteration
+        if not self._own_iter_methods:  # a subclass's _after_iter
+            self._after_iter(runner, batch_idx, data_batch, outputs, "train")
+            return
+        # _after_iter's work for training, inline: it runs at every step here.
+        now = time.perf_counter()
+        elapsed = now - self._last
+        self._last = now
+        hub = runner.message_hub
+        hub.update_scalar(_TRAIN_TIME, elapsed)
+        self.time_sec_tot += elapsed
+        self._update_train_eta(hub, runner, iteration)
+
+    def _time_skipped(self, runner: Any, iteration: int) -> None:
+        """after_train_iter's catching up: the recorded steps before ``iteration`` not timed
+        yet, and ``iteration``'s data time where its before_train_iter did not run."""
+        steps = step_records(runner)
+        if steps is None:
+            return
+        self._take_saves(runner, count=True)
+        self.record_skipped_steps(runner, iteration)
+        if self._data_through < iteration:
+            # before_train_iter did not run at this iteration: its data time from the
+            # loop's stamp.
+            if steps and steps[-1][ITERATION] == iteration:
+                data_time = steps[-1][FETCHED_AT] - self._last
+                runner.message_hub.update_scalar(_TRAIN_DATA_TIME, data_time)
+            self._data_through = iteration
 
     def record_skipped_steps(self, runner: Any, before: int) -> None:
         """Time the recorded steps before iteration ``before`` not timed yet, from the loop's
         stamps: the times the hook would have measured had it run at each (the loop calls it
         before the hooks of an iteration, so that every hook reads one entry per step)."""
+        if self._time_through >= before - 1:
+            return  # nothing skipped (steps_between's first test, without its call)
         steps = steps_between(runner, self._time_through, before)
         if steps is None:
             return
@@ -262,9 +315,32 @@ class IterTimerHook(Hook):
                 seconds += count() * self.val_seconds / self.val_runs
         if self.saves:
             saves = 0
-            for hook in getattr(runner, "hooks", ()):
-                count = getattr(hook, "saves_left", None)
-                if callable(count):
-                    saves += count(runner)
+            for count in self._save_counters(runner):
+                saves += count(runner)
             seconds += saves * self.save_seconds / self.saves
         return seconds
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The cached saves_left methods belong to a runner's hooks, not to this hook: a copy
+        # (or a pickle) of the hook leaves them out and looks them up again.
+        state = dict(self.__dict__)
+        state["_counters"] = None
+        return state
+
+    def _save_counters(self, runner: Any) -> list[Any]:
+        """The ``saves_left`` methods of the runner's hooks. Where every hook runs at every
+        step this is asked at each: the list is kept while the runner's hook dispatch table
+        says its hooks are unchanged (its ``version``; a runner without one is looked over
+        each time)."""
+        dispatch = getattr(runner, "_dispatch", None)
+        version = getattr(dispatch, "version", None)
+        cached = self._counters
+        if cached is not None and cached[0] is dispatch and cached[1] == version:
+            return cached[2]
+        counters = []
+        for hook in getattr(runner, "hooks", ()):
+            count = getattr(hook, "saves_left", None)
+            if callable(count):
+                counters.append(count)
+        self._counters = (dispatch, version, counters) if version is not None else None
+        return counters

@@ -52,6 +52,17 @@ class RuntimeInfoHook(Hook):
         self._lr_through = -1
         self._outputs_through = -1
 
+    @property
+    def writes_when_read(self) -> bool:
+        """Whether the loop may skip this hook at a step where only hooks due at every step
+        run, leaving its writes to the message hub's pending writer (write_pending): yes,
+        unless a subclass has iteration methods of its own, which are then called."""
+        cls = type(self)
+        return (
+            cls.before_train_iter is RuntimeInfoHook.before_train_iter
+            and cls.after_train_iter is RuntimeInfoHook.after_train_iter
+        )
+
     def _train_key(self, name: str) -> str:
         key = self._train_keys.get(name)
         if key is None:
@@ -95,9 +106,11 @@ class RuntimeInfoHook(Hook):
         iteration = runner.iter
         hub.update_info("iter", iteration)
         lrs = self._lrs(runner)
-        if step_records(runner) is not None:
+        # Steps the loop ran without calling the hooks, not written yet (record_skipped_steps
+        # has nothing to write otherwise: the test is its own first one, without the calls).
+        if self._outputs_through < iteration - 1 and step_records(runner) is not None:
             self.record_skipped_steps(runner, iteration, lrs)
-            self._lr_through = iteration
+        self._lr_through = iteration
         # As MMEngine: the learning rates this iteration trains with, before it runs.
         self._write_lrs(hub, lrs, 1)
 
@@ -108,11 +121,17 @@ class RuntimeInfoHook(Hook):
         data_batch: DATA_BATCH = None,
         outputs: dict | None = None,
     ) -> None:
-        if step_records(runner) is None:
+        iteration = runner.iter
+        if (self._outputs_through == iteration - 1 and self._lr_through >= iteration) or (
+            step_records(runner) is None
+        ):
+            # The hooks ran at the step before and before this one (where every hook is due at
+            # every step), or the loop records nothing: this step's outputs are all to write.
             self._write_outputs(runner.message_hub, outputs)
+            self._outputs_through = iteration
             return
         # The current step's outputs (and any step before it not written yet).
-        self.record_skipped_steps(runner, runner.iter + 1)
+        self.record_skipped_steps(runner, iteration + 1)
 
     def record_skipped_steps(
         self, runner: Any, before: int, lrs: dict[str, Any] | None = None
@@ -123,6 +142,8 @@ class RuntimeInfoHook(Hook):
         each. The learning rates changed at none of the skipped steps, since changing them is a
         hook's job (ParamSchedulerHook runs at every step when a scheduler steps by iteration).
         """
+        if self._outputs_through >= before - 1:
+            return  # nothing skipped (steps_between's first test, without its call)
         steps = steps_between(runner, self._outputs_through, before)
         if steps is None:
             return
@@ -161,8 +182,9 @@ class RuntimeInfoHook(Hook):
         return lrs
 
     def _write_lrs(self, hub: Any, lrs: dict[str, Any], times: int) -> None:
+        keys = self._train_keys
         for name, values in lrs.items():
-            key = self._train_key(name)
+            key = keys.get(name) or self._train_key(name)
             if times == 1:
                 hub.update_scalar(key, values[0])
             else:
@@ -185,8 +207,9 @@ class RuntimeInfoHook(Hook):
 
     def _write_outputs(self, hub: Any, outputs: dict | None) -> None:
         if outputs:
+            keys = self._train_keys
             for name, value in outputs.items():
-                hub.update_scalar(self._train_key(name), value)
+                hub.update_scalar(keys.get(name) or self._train_key(name), value)
 
     def before_val(self, runner: Any) -> None:
         self._outer_stage = runner.message_hub.get_info("loop_stage", None)

@@ -11,6 +11,7 @@ import torch
 from treadle.runner.device import autocast
 from treadle.runner.evaluator import Evaluator
 from treadle.runner.registry import LOOPS
+from treadle.runner.strategies.async_sources import wait_for_host_copy
 
 from .base_loop import BaseLoop
 from .eval_loss_forward import EvalForward
@@ -68,6 +69,9 @@ class _EvalLoop(BaseLoop):
         ``compute_loss``)."""
         runner = self.runner
         before, before_epoch, after_epoch, after = self._hooks
+        # Validation may change the weights in place (EMAHook): an asynchronous checkpoint
+        # still copying them finishes that copy first.
+        wait_for_host_copy(runner)
         runner.call_hook(before)
         runner.call_hook(before_epoch)
         runner.model.eval()

@@ -14,6 +14,11 @@ last checkpoint (see :mod:`.nonfinite_rollback`).
 The error names the loss terms that were not finite (``loss_cls``...), read from the step's
 outputs (the log variables ``train_step`` returns): the watch keeps a reference to the outputs,
 not a copy, so this costs nothing per step.
+
+With several processes the ranks decide together (:mod:`.rank_agreement`): each check adds one
+small all-reduce of a flag, and the skipper folds it into its per-step check, so that every rank
+stops, skips the same batch or rolls back when any rank's loss went bad, and every rank's
+message names the rank(s) and the iteration. A run of one process exchanges nothing.
 """
 
 from __future__ import annotations
@@ -24,15 +29,21 @@ from typing import Any
 
 import torch
 
+from treadle import dist
 from treadle.logging import print_log
+
+from .rank_agreement import RankAgreement, describe_ranks
 
 
 class NonFiniteLossError(FloatingPointError):
     """The training loss became NaN or infinite; the message names the iteration and the loss
-    terms. ``iteration`` (1-based, as in the message) and ``terms`` say the same for code."""
+    terms (and, with several processes, the ranks). ``iteration`` (1-based, as in the message;
+    the earliest of the ranks), ``terms`` (of this rank) and ``ranks`` (those whose loss went
+    bad; empty in a run of one process) say the same for code."""
 
     iteration: int | None = None
     terms: tuple[str, ...] = ()
+    ranks: tuple[int, ...] = ()
 
 
 ACTIONS = ("stop", "skip", "rollback")
@@ -118,7 +129,9 @@ class LossWatch:
         the training loss is nan at iteration 2 (epoch 1, batch 2)
     """
 
-    def __init__(self, check_interval: int = 50, on_error: Any = None) -> None:
+    def __init__(
+        self, check_interval: int = 50, on_error: Any = None, agreement: RankAgreement | None = None
+    ) -> None:
         if isinstance(check_interval, bool) or not isinstance(check_interval, int):
             raise TypeError(
                 f"train_cfg nonfinite_check_interval must be an int, got "
@@ -136,6 +149,9 @@ class LossWatch:
         self.on_error = on_error
         # (iteration, epoch, batch_idx) of the first loss held.
         self._first: tuple[int, int | None, int] = (0, 0, 0)
+        # Where the ranks of a multi-process run agree on what a check found (None: each
+        # process decides alone).
+        self.agreement = agreement
 
     def add(self, outputs: Any, iteration: int, epoch: int | None, batch_idx: int) -> None:
         """Keep this step's loss; check when ``check_interval`` are held."""
@@ -172,16 +188,52 @@ class LossWatch:
         if len(losses) >= self.check_interval:
             self.check()
 
-    def check(self) -> None:
-        """Raise :class:`NonFiniteLossError` if a held loss is NaN or infinite; forget them."""
+    def check(self, agree: bool = True) -> None:
+        """Raise :class:`NonFiniteLossError` if a held loss is NaN or infinite; forget them.
+
+        With other ranks, they agree first (one small all-reduce, every rank checks at the
+        same points): every rank acts when any rank's loss went bad, and says which.
+        ``agree=False``: this rank decides alone (a call that other ranks may not make)."""
         losses, self._losses = self._losses, []
         outputs, self._outputs = self._outputs, []
         if not losses:
             return
-        if _all_finite(losses):
+        offset = None
+        if not _all_finite(losses):
+            offset = next(i for i, loss in enumerate(losses) if not _finite(loss))
+        agreement = self.agreement
+        if agree and agreement is not None and agreement.active():
+            bad_iteration = 0 if offset is None else self._first[0] + offset + 1
+            bad = agreement.agree(bad_iteration)
+            if bad:
+                self._act(self._error(losses, outputs, offset, bad))
             return
-        offset = next(i for i, loss in enumerate(losses) if not _finite(loss))
+        if offset is not None:
+            self._act(self._error(losses, outputs, offset, None))
+
+    def _error(
+        self, losses: list[Any], outputs: list[Any], offset: int | None, bad: dict | None
+    ) -> NonFiniteLossError:
+        """The error for the held losses; ``offset``: this rank's first bad one (None: all
+        finite here); ``bad``: every bad rank's first bad iteration (None: one process)."""
         iteration, epoch, batch_idx = self._first
+        rank = dist.get_rank()
+        if self.on_error is not None:
+            action = "training rolls back to the last checkpoint"
+        else:
+            action = (
+                "training stops" + (" on every rank" if bad is not None else "") + ". A too "
+                "high learning rate or a log/division of zero is the usual cause; to drop such "
+                "batches and go on, set train_cfg=dict(..., skip_nonfinite_loss=True) (or "
+                "nonfinite_loss='skip' or 'rollback')"
+            )
+        if offset is None:  # only other ranks' losses went bad
+            error = NonFiniteLossError(
+                f"the training loss is not finite at {describe_ranks(bad)}; on this rank "
+                f"({rank}) the losses were finite; {action}"
+            )
+            error.iteration, error.ranks = min(bad.values()), tuple(sorted(bad))
+            return error
         value = losses[offset]
         # Within one check the batch index advances with the iteration (a check never spans
         # two epochs: the loop checks at each epoch's end).
@@ -194,19 +246,21 @@ class LossWatch:
             term_text = f"the loss term{'s' if len(terms) > 1 else ''} {named}"
         else:
             term_text = "the total loss (no term of the outputs is itself non-finite)"
-        action = (
-            "training rolls back to the last checkpoint"
-            if self.on_error is not None
-            else "training stops. A too high learning rate or a log/division of zero is the "
-            "usual cause; to drop such batches and go on, set "
-            "train_cfg=dict(..., skip_nonfinite_loss=True) (or nonfinite_loss='skip' or "
-            "'rollback')"
-        )
-        error = NonFiniteLossError(
-            f"the training loss is {_shown(value)} at {where}; from {term_text}; {action}"
-        )
+        if bad is None:
+            text = f"the training loss is {_shown(value)} at {where}; from {term_text}"
+        else:
+            text = (
+                f"the training loss is not finite at {describe_ranks(bad)}; on this rank "
+                f"({rank}) it is {_shown(value)} at {where}, from {term_text}"
+            )
+        error = NonFiniteLossError(f"{text}; {action}")
         error.iteration = iteration + offset + 1
         error.terms = tuple(key for key, _ in terms)
+        if bad is not None:
+            error.iteration, error.ranks = min(bad.values()), tuple(sorted(bad))
+        return error
+
+    def _act(self, error: NonFiniteLossError) -> None:
         if self.on_error is not None:
             self.on_error(error)
             return
@@ -227,15 +281,29 @@ class SkipNonFiniteOptimWrapper:
         (0, 1)
 
     A NaN or infinite loss is logged as a warning with the step, and counted in ``skipped``.
+    With ``agreement`` (a :class:`RankAgreement`) and other ranks, the ranks agree on each loss
+    (one all-reduce of a flag per step, where the check already waits for the loss) and all skip
+    the batch when any rank's loss is not finite; ``iteration()`` gives the 1-based iteration the
+    message names.
     """
 
     def __init__(
-        self, optim_wrapper: Any, describe_step: Any = None, _count: list[int] | None = None
+        self,
+        optim_wrapper: Any,
+        describe_step: Any = None,
+        _count: list[int] | None = None,
+        *,
+        agreement: RankAgreement | None = None,
+        iteration: Any = None,
     ) -> None:
+        if agreement is not None and iteration is None:
+            raise ValueError("SkipNonFiniteOptimWrapper(agreement=...) needs iteration=")
         self._wrapped = optim_wrapper
         self._describe_step = describe_step
         # Shared with the guards of the sub-wrappers of an OptimWrapperDict.
         self._count = [0] if _count is None else _count
+        self._agreement = agreement
+        self._iteration = iteration
 
     @property
     def skipped(self) -> int:
@@ -243,13 +311,29 @@ class SkipNonFiniteOptimWrapper:
         return self._count[0]
 
     def update_params(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
-        if _finite(loss):
+        finite = _finite(loss)
+        agreement = self._agreement
+        if agreement is not None and agreement.active():
+            bad = agreement.agree(0 if finite else self._iteration())
+            if not bad:
+                self._wrapped.update_params(loss, *args, **kwargs)
+                return
+            self._count[0] += 1
+            print_log(
+                f"skipped the batch on every rank: the loss is not finite at "
+                f"{describe_ranks(bad)} (on rank {dist.get_rank()} it is {_shown(loss)}; "
+                "skip_nonfinite_loss=True): no backward, no optimizer step",
+                logger="current",
+                level=logging.WARNING,
+            )
+            return
+        if finite:
             self._wrapped.update_params(loss, *args, **kwargs)
             return
         self._count[0] += 1
         where = f" at {self._describe_step()}" if self._describe_step is not None else ""
         print_log(
-            f"skipped a batch whose loss is {loss.detach().float().reshape(-1)[0].item()}"
+            f"skipped a batch whose loss is {_shown(loss)}"
             f"{where} (skip_nonfinite_loss=True): no backward, no optimizer step",
             logger="current",
             level=logging.WARNING,
@@ -257,7 +341,13 @@ class SkipNonFiniteOptimWrapper:
 
     def __getitem__(self, key: str) -> Any:
         # Several optimizers (OptimWrapperDict): each gets the same guard.
-        return SkipNonFiniteOptimWrapper(self._wrapped[key], self._describe_step, self._count)
+        return SkipNonFiniteOptimWrapper(
+            self._wrapped[key],
+            self._describe_step,
+            self._count,
+            agreement=self._agreement,
+            iteration=self._iteration,
+        )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._wrapped, name)

@@ -8,6 +8,10 @@ The batches trained since that checkpoint are thus dropped, not repeated (repeat
 meet the same NaN again on a deterministic run): the practice of large runs after a loss
 spike. ``max_rollbacks`` bounds how often this may happen in one ``train()``; past it, and when
 no checkpoint was saved yet, training stops with :class:`NonFiniteLossError`.
+
+With several processes the loss watch calls the rollback on every rank at once (the ranks agree
+on the check first, see :mod:`.rank_agreement`); each rank waits for the others before reading
+the checkpoint, so that rank 0's write of it is complete, and every rank loads the same file.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import logging
 import os
 from typing import Any
 
+from treadle import dist
 from treadle.logging import print_log
 
 from ..checkpoint.latest import find_latest_checkpoint
@@ -62,6 +67,9 @@ class Rollback:
             )
         strategy = runner.strategy
         strategy.wait_for_checkpoint()  # an asynchronous save may be the one to go back to
+        if dist.get_world_size() > 1:
+            # Rank 0 wrote it (possibly asynchronously): read it once every rank is done.
+            dist.barrier()
         path = find_latest_checkpoint(os.fspath(runner.work_dir))
         if path is None:
             raise self._stop(error, f"no checkpoint was saved in {runner.work_dir} yet")

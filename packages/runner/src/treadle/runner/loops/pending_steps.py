@@ -14,6 +14,11 @@ What MMEngine shows depends on where the read happens:
   and the learning rates and data time of ``i`` (its ``before_train_iter`` hooks have run);
 - between two steps (a dataset read while the next batch loads): every step up to the last.
 
+At a light step (iter_hooks.py), where the loop calls the user hooks that implement only
+``after_train_iter`` but not the recording hooks, a hook reading the hub sees each recording
+hook's ``after_train_iter`` of the step when that hook comes before it, and only its
+``before_train_iter`` otherwise.
+
 The hooks keep track of what they have written, so nothing is written twice: not by a second
 read, nor by the hooks themselves when they are next called.
 """
@@ -49,9 +54,17 @@ class PendingSteps:
         # distinct objects from any later reading, so identity tells them apart.)
         self._seen_last: float | None = None
         self._seen_running: float | None = None
+        # While a light step (``light_iteration``) calls a hook (TrainIterHooks.call_light):
+        # for each recorder, whether it comes before that hook; None otherwise.
+        self.light_iteration = 0
+        self.light_passed: tuple[bool, ...] | None = None
 
     def __call__(self) -> None:
         loop = self._loop
+        passed = self.light_passed
+        if passed is not None:
+            self._write_at_hook(passed)
+            return
         steps = loop.steps_since_hooks
         last = steps[-1][FETCHED_AT] if steps else None
         fetched_at = loop.step_fetched_at
@@ -73,3 +86,14 @@ class PendingSteps:
             else:  # a recording hook of one's own: its skipped steps, written as the loop does
                 hook.record_skipped_steps(runner, before)
         self._seen_last, self._seen_running = last, fetched_at
+
+    def _write_at_hook(self, passed: tuple[bool, ...]) -> None:
+        """What the hub shows the hook a light step is calling: a recorder before it has run
+        its after_train_iter of the step, one after it only its before_train_iter."""
+        loop, iteration = self._loop, self.light_iteration
+        runner, fetched_at = loop.runner, loop.step_fetched_at
+        for hook, done in zip(self._hooks.recorders, passed, strict=True):
+            if done:
+                hook.write_pending(runner, iteration + 1, None)
+            else:
+                hook.write_pending(runner, iteration, fetched_at)

@@ -34,6 +34,7 @@ from .iter_hooks import TrainIterHooks
 from .nonfinite import LossWatch, SkipNonFiniteOptimWrapper, check_action
 from .nonfinite_rollback import Rollback
 from .pending_steps import PendingSteps
+from .rank_agreement import RankAgreement
 from .rank_rng import gather_rng_states, pick_rng_state, reseed_for_rank
 from .rng_state import capture_rng_state, restore_rng_state
 from .schedule_runs import validations_left
@@ -88,7 +89,9 @@ class TrainLoopBase(BaseLoop):
         on_error = None
         if self.nonfinite_loss == "rollback":
             on_error = Rollback(self, max_rollbacks)
-        self._loss_watch = LossWatch(nonfinite_check_interval, on_error)
+        # Where the ranks agree on non-finite losses and preemption (rank_agreement.py).
+        self.rank_agreement = RankAgreement()
+        self._loss_watch = LossWatch(nonfinite_check_interval, on_error, self.rank_agreement)
         self._check_not_empty()
         self._share_dataset_meta(runner.visualizer, purpose="visualizer")
         # The random streams of the DataLoader's workers (None without workers): a resume
@@ -112,6 +115,8 @@ class TrainLoopBase(BaseLoop):
         # (treadle.runner.utils.train_steps says what a record holds).
         self.records_steps = False
         self.steps_since_hooks: list[tuple] = []
+        # How many of those the loss watch holds already (those of light steps).
+        self._steps_watched = 0
         # The host clock when the batch of the running step was in hand, at a step whose hooks
         # are skipped (None at others): the message hub's pending writer tells from it that a
         # train_step is running (pending_steps.py).
@@ -176,7 +181,10 @@ class TrainLoopBase(BaseLoop):
         if not self.skip_nonfinite_loss:
             return self.runner.optim_wrapper
         return SkipNonFiniteOptimWrapper(
-            self.runner.optim_wrapper, lambda: f"iteration {self._iter + 1}"
+            self.runner.optim_wrapper,
+            lambda: f"iteration {self._iter + 1}",
+            agreement=self.rank_agreement,
+            iteration=lambda: self._iter + 1,
         )
 
     def _train_step(self, batch_idx: int, data_batch: Any, optim_wrapper: Any) -> None:
@@ -199,6 +207,7 @@ class TrainLoopBase(BaseLoop):
         hooks skipped whenever something reads it (pending_steps.py)."""
         self.records_steps = True
         self.steps_since_hooks.clear()
+        self._steps_watched = 0
         self.step_fetched_at = None
         self._pending_steps = PendingSteps(self, self._iter_hooks)
         self._runner.message_hub.pending_writer = self._pending_steps
@@ -221,8 +230,9 @@ class TrainLoopBase(BaseLoop):
     def _recorded_step(
         self, iteration: int, batch_idx: int, data_batch: Any, optim_wrapper: Any, due: float
     ) -> bool:
-        """One step with the iteration hooks called only if ``iteration`` is ``due``; returns
-        whether they were (the caller then asks ``self._iter_hooks.due`` for the next)."""
+        """One step with the iteration hooks called only if ``iteration`` is ``due`` (else, at
+        a light step, only the user hooks due at every step); returns whether they were, or
+        whether the hooks changed (the caller then asks ``self._iter_hooks.due`` for the next)."""
         fetched = perf_counter()
         runner = self._runner
         hooks = self._iter_hooks
@@ -244,15 +254,40 @@ class TrainLoopBase(BaseLoop):
             if not self.skip_nonfinite_loss:
                 # The loss watch takes the steps' losses here, before any hook may save a
                 # checkpoint (which checks them first).
-                self._loss_watch.add_steps(steps, self._epoch if self._by_epoch else None)
+                watched = self._steps_watched  # those of light steps are held already
+                self._loss_watch.add_steps(
+                    steps[watched:] if watched else steps, self._epoch if self._by_epoch else None
+                )
             self._phase = AFTER_ITER
             hooks.call_after(iteration, batch_idx, data_batch, outputs)
             self._phase = IDLE
             steps.clear()
+            self._steps_watched = 0
             self.step_fetched_at = None
             hub.pending_writer = self._pending_steps
+        elif hooks.light:
+            called = self._light_step(iteration, batch_idx, data_batch, outputs)
         self._iter = iteration + 1
         return called
+
+    def _light_step(self, iteration: int, batch_idx: int, data_batch: Any, outputs: Any) -> bool:
+        """The hooks due at every step (only after_train_iter), without the recording hooks,
+        whose writes the message hub's pending writer makes when a hook reads the hub (see
+        TrainIterHooks.call_light); returns whether the hooks changed."""
+        if not self.skip_nonfinite_loss:
+            # Held now, not at the next call of every hook: a hook saving a checkpoint here
+            # checks this step's loss first.
+            self._loss_watch.add(
+                outputs, iteration, self._epoch if self._by_epoch else None, batch_idx
+            )
+            self._steps_watched = len(self.steps_since_hooks)
+        self._phase = AFTER_ITER
+        try:
+            return self._iter_hooks.call_light(
+                iteration, batch_idx, data_batch, outputs, self._pending_steps
+            )
+        finally:
+            self._phase = IDLE
 
     # -- validation -----------------------------------------------------------------------
 
@@ -363,7 +398,9 @@ class TrainLoopBase(BaseLoop):
     def state_dict(self) -> dict[str, Any]:
         """Where training stands (see the module's docstring); checks the held losses first,
         so no checkpoint is written past a NaN loss."""
-        self._loss_watch.check()
+        # Rank 0 alone may call it (it builds the checkpoint): no collective here; in a save,
+        # the ranks checked together just before (gather_rng_states).
+        self._loss_watch.check(agree=False)
         epoch, iteration, batches = self._epoch, self._iter, self._batches_in_pass
         next_epoch = self._phase == AFTER_EPOCH
         if self._phase == AFTER_ITER:
@@ -430,6 +467,9 @@ class TrainLoopBase(BaseLoop):
     def gather_rng_states(self) -> list[dict[str, Any]]:
         """Every rank's generators (a collective): a checkpoint writer that stores them as
         ``state['rng_per_rank']`` makes a multi-process resume exact on every rank."""
+        # Every rank checks the held losses here, together, before rank 0 alone builds the
+        # checkpoint (its state_dict() then finds none held: no collective on one rank).
+        self._loss_watch.check()
         return gather_rng_states(self._current_generators(self._phase == AFTER_EPOCH))
 
     def _take_pending(self) -> dict[str, Any] | None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from treadle import dist, fileio
 from treadle.runner.checkpoint import tensors_to_cpu
+from treadle.runner.model import unwrap_model
 
 from .checkpoint_contents import message_hub_state, sanitize
 from .checkpoint_loading import load_runner_checkpoint, read_runner_checkpoint
@@ -47,14 +48,35 @@ def _treadle_version() -> str:
     return __version__
 
 
+def _local_state(strategy: Any, for_async_save: bool) -> bool:
+    # A strategy that gathers or shards its state (FSDP, DeepSpeed...) builds it its own way.
+    return for_async_save and not strategy.checkpoint_on_every_rank
+
+
+def _model_state(strategy: Any, for_async_save: bool) -> Any:
+    if _local_state(strategy, for_async_save):
+        return unwrap_model(strategy.model).state_dict()
+    return strategy.model_state_dict()
+
+
+def _optim_state(strategy: Any, for_async_save: bool) -> Any:
+    if _local_state(strategy, for_async_save) and strategy.optim_wrapper is not None:
+        return strategy.optim_wrapper.state_dict()
+    return strategy.optim_state_dict()
+
+
 def build_runner_checkpoint(
     runner: Any,
     save_optimizer: bool = True,
     save_param_scheduler: bool = True,
     meta: dict | None = None,
+    *,
+    for_async_save: bool = False,
 ) -> dict[str, Any]:
     """The checkpoint dict of ``runner`` (what :func:`save_runner_checkpoint` writes), after
-    the ``before_save_checkpoint`` hooks had their turn."""
+    the ``before_save_checkpoint`` hooks had their turn. ``for_async_save`` leaves the model's
+    and optimizer's tensors where they are (the asynchronous writer copies them to host
+    memory in the background) where the strategy reads local state."""
     if meta is None:
         meta = {}
     elif not isinstance(meta, dict):
@@ -81,7 +103,7 @@ def build_runner_checkpoint(
     strategy = bound_strategy(runner)
     checkpoint: dict[str, Any] = {
         "meta": meta,
-        "state_dict": strategy.model_state_dict(),
+        "state_dict": _model_state(strategy, for_async_save),
         "message_hub": message_hub_state(runner.message_hub),
     }
     if save_optimizer:
@@ -91,7 +113,7 @@ def build_runner_checkpoint(
                 "save_checkpoint(save_optimizer=True) needs a built optimizer wrapper "
                 f"(OptimWrapper or OptimWrapperDict), but runner.optim_wrapper is {wrapper!r}"
             )
-        checkpoint["optimizer"] = strategy.optim_state_dict()
+        checkpoint["optimizer"] = _optim_state(strategy, for_async_save)
     if save_param_scheduler and runner.param_schedulers is None:
         runner.logger.warning(
             "`save_param_scheduler` is True but `self.param_schedulers` is None, so skip "
@@ -143,7 +165,9 @@ def save_runner_checkpoint(
         per_rank = loop.gather_rng_states()
     checkpoint: dict[str, Any] = {}
     if dist.get_rank() == 0 or strategy.checkpoint_on_every_rank:
-        checkpoint = build_runner_checkpoint(runner, save_optimizer, save_param_scheduler, meta)
+        checkpoint = build_runner_checkpoint(
+            runner, save_optimizer, save_param_scheduler, meta, for_async_save=async_save
+        )
         if per_rank is not None and "loop" in checkpoint:
             checkpoint["loop"]["rng_per_rank"] = sanitize(tensors_to_cpu(per_rank), "loop")
     strategy.write_checkpoint(

@@ -62,3 +62,28 @@ def config_fingerprint(cfg: Any) -> str | None:
         return None
     text = json.dumps(_canonical(plain), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _flatten(value: Any, prefix: str, into: dict[str, str]) -> None:
+    if isinstance(value, dict) and value:
+        for key, item in value.items():
+            _flatten(item, f"{prefix}.{key}" if prefix else key, into)
+    elif isinstance(value, list) and value:
+        for index, item in enumerate(value):
+            _flatten(item, f"{prefix}.{index}", into)
+    else:
+        into[prefix] = json.dumps(value, sort_keys=True)
+
+
+def config_items(cfg: Any) -> dict[str, str]:
+    """Every leaf of ``cfg`` (without its launch keys) as ``{'dotted.key': 'json value'}``, the
+    values in the form the fingerprint hashes: what tells two configs' differences apart.
+
+    Example:
+        >>> config_items(dict(work_dir='a', optim=dict(lr=0.1), hooks=[dict(type='A')]))
+        {'optim.lr': '0.1', 'hooks.0.type': '"A"'}
+    """
+    items: dict[str, str] = {}
+    if cfg is not None:
+        _flatten(_canonical(_plain(cfg)), "", items)
+    return items

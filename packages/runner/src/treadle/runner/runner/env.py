@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from treadle.dist import broadcast, get_dist_info, init_dist, is_distributed
+from treadle.dist.launch import check_timeout
 from treadle.runner.utils.launch_error import LaunchError
 from treadle.runner.utils.process_group import end_process_group_at_exit
 
@@ -87,6 +88,10 @@ def start_group(launcher: str, dist_cfg: dict | None = None) -> None:
             f"{type(dist_cfg).__name__}: {dist_cfg!r}"
         )
     kwargs = dict(dist_cfg or {})
+    if kwargs.get("timeout") is not None:
+        # Seconds, as in MMEngine; unset keeps torch's default (rank 0 may prepare data for
+        # minutes while the others wait). A collective that outlasts it names the late rank.
+        kwargs["timeout"] = check_timeout(kwargs["timeout"], "env_cfg.dist_cfg.timeout")
     backend = kwargs.setdefault("backend", dist_backend_for())
     if isinstance(backend, str) and "nccl" in backend.lower() and device_count("cuda") == 0:
         raise LaunchError(

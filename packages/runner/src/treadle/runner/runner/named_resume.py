@@ -25,7 +25,10 @@ from typing import Any, NamedTuple
 
 from treadle.logging import print_log
 from treadle.runner.checkpoint.latest import resumable_checkpoints
-from treadle.runner.checkpoint.verify import checkpoint_problem
+from treadle.runner.checkpoint.remote_integrity import (
+    CorruptCheckpointError,
+    stored_checkpoint_problem,
+)
 
 from .checkpoint_meta import is_remote, read_checkpoint_meta
 
@@ -81,7 +84,7 @@ def _meta_or_none(path: str) -> Mapping[str, Any] | None:
 
 
 def _is_sound(path: str) -> bool:
-    problem = None if is_remote(path) else checkpoint_problem(path)
+    problem = stored_checkpoint_problem(path)
     if problem is not None:
         print_log(
             f"resume: {path} is corrupt ({problem}); it is not considered",
@@ -128,21 +131,58 @@ def _continuation(
     return None, first_mismatch
 
 
+# Local files found whole, by (path, size, mtime): the check when the Runner is built and the
+# one when it resumes read a large file once.
+_found_whole: set[tuple[str, int, int]] = set()
+
+
+def _identity(path: str) -> tuple[str, int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return os.path.realpath(path), stat.st_size, stat.st_mtime_ns
+
+
+def _check_whole(named: str) -> None:
+    """Raise :class:`CorruptCheckpointError`, naming ``named`` and what is wrong, when it is
+    cut short or garbled (an object is checked against its digest; the download is kept for
+    the load that follows)."""
+    identity = None if is_remote(named) else _identity(named)
+    if identity is not None and identity in _found_whole:
+        return
+    problem = stored_checkpoint_problem(named)
+    if problem is None and identity is not None:
+        _found_whole.add(identity)
+    if problem is not None:
+        raise CorruptCheckpointError(
+            named,
+            problem,
+            f"cannot resume from {named}: it is corrupt ({problem}). Name an earlier "
+            "checkpoint, or resume without naming one to take the newest whole one of work_dir",
+        )
+
+
 def choose_named(work_dir: str, named: str, fingerprint: str | None) -> Choice:
     """The checkpoint to resume when ``named`` is named: itself, or the newest checkpoint of
     ``work_dir`` whose run started from it with the config of ``fingerprint`` (None: this
     runner has no config, and ``named`` is resumed). Raises, naming ``named``, when it is
-    missing (and nothing continues it) or is no checkpoint.
+    missing (and nothing continues it), is no checkpoint, or is corrupt (cut short or garbled:
+    :class:`CorruptCheckpointError`).
 
     Example:
         >>> choose_named('work_dirs/x', 'work_dirs/x/best_acc_epoch_12.pth', 'a1b2c3d4e5f60718')
         Choice(path='work_dirs/x/best_acc_epoch_12.pth', reason='the checkpoint named ...')
     """
     missing = not is_remote(named) and not os.path.exists(named)
+    if is_remote(named):
+        _check_whole(named)  # downloaded once, here, and read from that copy below
     meta = None
     if fingerprint is None or not missing:
         meta = read_checkpoint_meta(named)  # raises, naming it, for a path that is no checkpoint
     if fingerprint is None:
+        if not is_remote(named):
+            _check_whole(named)
         return Choice(named, "the checkpoint named (this runner has no config to compare)")
     named_iter = None if missing or meta is None else meta.get("iter")
     found, mismatch = _continuation(work_dir, named, fingerprint, named_iter)
@@ -155,6 +195,8 @@ def choose_named(work_dir: str, named: str, fingerprint: str | None) -> Choice:
         )
     if missing:
         read_checkpoint_meta(named)  # raises FileNotFoundError naming it
+    if not is_remote(named):
+        _check_whole(named)
     reason = "the checkpoint named"
     return Choice(named, f"{reason}; {mismatch}" if mismatch else reason)
 
@@ -172,6 +214,10 @@ def check_named_before_start(work_dir: str, named: str, fingerprint: str | None)
         return  # read when the run resumes it
     if os.path.exists(named) or fingerprint is None or not os.path.isdir(work_dir):
         read_checkpoint_meta(named)
+        if os.path.isfile(named) and (fingerprint is None or not os.path.isdir(work_dir)):
+            # Resumed for sure (nothing in work_dir can continue it): a file cut short or
+            # garbled is refused before work_dir is touched. Else choose_named checks it.
+            _check_whole(named)
         return
     if _continuation(work_dir, named, fingerprint, None)[0] is None:
         read_checkpoint_meta(named)  # raises FileNotFoundError naming it

@@ -15,6 +15,18 @@ status is ``exit_code`` (75, EX_TEMPFAIL of sysexits.h: "try again later"). ``tr
 
 A signal that comes during validation or a checkpoint write is acted on at the end of the
 next training iteration; one that comes after the last iteration lets training finish.
+
+With several processes a scheduler may signal some ranks only, and a rank that stopped alone
+would leave the others waiting in their next collective. So a signalled rank only notes the
+signal; the ranks tell each other at the next point where they already agree on the losses
+(the loss watch's check, every ``nonfinite_check_interval`` iterations and before a checkpoint,
+validation and an epoch's end; or every step with ``nonfinite_loss='skip'``, see
+:mod:`treadle.runner.loops.rank_agreement`), which costs no step anything while no signal
+came. Then every rank arms, finishes the same iteration, takes part in one normal distributed
+save of ``preempted.pth`` (rank 0 writes it with DDP), waits for the others and exits with the
+same status. Keep ``nonfinite_check_interval`` iterations well within the scheduler's grace
+period (SLURM's ``--signal=USR1@90``: 90 s; Kubernetes: 30 s by default): the default of 50
+suits iterations of up to about half a second; lower it for slower ones.
 """
 
 from __future__ import annotations
@@ -23,11 +35,12 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from treadle import fileio
+from treadle import dist, fileio
 from treadle.dist import is_main_process
 from treadle.logging import print_log
 from treadle.runner.checkpoint.pointer import write_pointer
@@ -106,6 +119,9 @@ class Preemption:
         self.received: signal.Signals | None = None
         self._previous: dict[signal.Signals, Any] = {}
         self._armed: Any = None
+        # With several ranks: {rank: signal} once the ranks agreed that some were signalled.
+        self.signalled_ranks: dict[int, int] | None = None
+        self.stopped = False
 
     @property
     def handled(self) -> list[signal.Signals]:
@@ -123,17 +139,44 @@ class Preemption:
             return
         for signum in self.handled:
             self._previous[signum] = signal.signal(signum, self._on_signal)
+        agreement = self._agreement()
+        if agreement is not None:
+            # Every rank, signalled or not, stops when the ranks agree that one was.
+            agreement.on_stop = self._agreed
+
+    def _agreement(self) -> Any:
+        """The train loop's RankAgreement (None: a loop without one, or none built yet)."""
+        loop = getattr(self.runner, "_train_loop", None)
+        return getattr(loop, "rank_agreement", None)
 
     def remove(self) -> None:
         for signum, previous in self._previous.items():
             signal.signal(signum, previous)
         self._previous.clear()
+        agreement = self._agreement()
+        if agreement is not None and agreement.on_stop == self._agreed:
+            agreement.on_stop, agreement.signal = None, 0
         self._disarm()
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         if self.received is not None:
             return  # already stopping
         self.received = signal.Signals(signum)
+        agreement = self._agreement()
+        if agreement is not None and agreement.active():
+            # Stopping alone would hang the other ranks: tell them at the next agreement.
+            agreement.signal = int(signum)
+            return
+        self._arm()
+
+    def _agreed(self, signals: Mapping[int, int]) -> None:
+        """The ranks agreed that ``signals`` (``{rank: signal}``) came: stop after the
+        iteration in progress, on every rank."""
+        if self.signalled_ranks is not None:
+            return  # already stopping (the save of preempted.pth checks the losses again)
+        self.signalled_ranks = dict(signals)
+        if self.received is None:
+            self.received = signal.Signals(signals[min(signals)])
         self._arm()
 
     # -- acting after the iteration in progress
@@ -163,13 +206,24 @@ class Preemption:
 
     def _stop(self) -> None:
         self._disarm()
+        self.stopped = True
         runner = self.runner
         name = self.received.name if self.received is not None else "signal"
         out_dir = _checkpoint_dir(runner)
         path = fileio.join_path(out_dir, FILENAME)
-        runner.logger.warning(
-            f"{name} received: saving {path} after iteration {runner.iter} and stopping"
-        )
+        ranks = self.signalled_ranks
+        if ranks is None:
+            runner.logger.warning(
+                f"{name} received: saving {path} after iteration {runner.iter} and stopping"
+            )
+        else:
+            who = ", ".join(
+                f"{signal.Signals(s).name} on rank {r}" for r, s in sorted(ranks.items())
+            )
+            runner.logger.warning(
+                f"{name} received ({who}): every rank saves {path} after iteration "
+                f"{runner.iter} and stops"
+            )
         # Recorded in the checkpoint as CheckpointHook records its own: a resumed run knows
         # which file it continues.
         runner.message_hub.update_info("last_ckpt", path)
@@ -182,6 +236,10 @@ class Preemption:
             slurm_signal = self.received in self.settings["slurm_signals"]
             if slurm_signal and _under_slurm() and self.settings["requeue"]:
                 _requeue(runner)
+        if dist.get_world_size() > 1:
+            # Leave together: a rank that exited first could have the launcher (torchrun) end
+            # the others while rank 0 still writes.
+            dist.barrier()
         raise TrainingPreempted(self.settings["exit_code"], name, path)
 
 
@@ -226,7 +284,10 @@ def preemption_handlers(runner: Any, cfg: Mapping[str, Any] | None = None) -> It
     try:
         yield preemption
     finally:
-        armed = preemption._armed is not None
+        # Signalled (or agreed so) and never stopped, and training ended without an error: the
+        # signal came after the last training iteration (or after the ranks' last agreement).
+        armed = preemption.received is not None and not preemption.stopped
+        armed = armed and sys.exc_info()[0] is None
         preemption.remove()
         if armed:
             print_log(

@@ -39,7 +39,9 @@ from .optim_setup import (
     check_scheduler_cfg,
 )
 from .preemption import preemption_handlers
+from .rank_watch import watch_ranks
 from .settings import check_groups, check_train_cfg, experiment_name_for
+from .world_check import check_same_config
 
 
 def runner_arguments(cfg: Config | Mapping[str, Any]) -> dict[str, Any]:
@@ -231,6 +233,7 @@ class Runner(RunnerBuilders, RunnerHooks):
         # No backend named: the one of the device in use (nccl on CUDA, gloo on the CPU...).
         env_cfg = dict(dist_cfg=dict()) if env_cfg is None else env_cfg
         self._rank, self._world_size, self._timestamp = setup_env(env_cfg, launcher)
+        check_same_config(self.cfg)  # every machine the same config, before anything runs
         self._randomness_cfg = dict(seed=None) if randomness is None else dict(randomness)
         self.set_randomness(**self._randomness_cfg)
 
@@ -499,7 +502,7 @@ class Runner(RunnerBuilders, RunnerHooks):
         )
         # Preemption signals (SIGTERM, SLURM's SIGUSR1) save a checkpoint and stop the run.
         preemption = preemption_handlers(self, self.cfg.get("preemption"))
-        with self._checkpoints_finished(), preemption:
+        with self._checkpoints_finished(), preemption, watch_ranks(self):
             model = self.train_loop.run()
             self.call_hook("after_run")
         return model

@@ -37,6 +37,7 @@ from treadle.runner.model import unwrap_model
 from treadle.runner.utils.process_group import end_process_group_at_exit
 
 from .activation_checkpointing import apply_activation_checkpointing
+from .async_sources import optimizers_of, step_changed_tensors
 from .checkpoint_io import CheckpointIO
 
 DEFAULT_REVISE_KEYS = [(r"^module.", "")]
@@ -465,6 +466,12 @@ class BaseStrategy:
     ) -> None:
         """Write a whole checkpoint dict (every rank calls; see ``checkpoint_on_every_rank``).
         ``async_save`` returns before the write is done where the CheckpointIO can."""
+        if async_save and self.model is not None:
+            # Parameters and optimizer state are copied while the next forward and backward run;
+            # the optimizers' next step waits for that copy.
+            optimizers = optimizers_of(self.optim_wrapper)
+            tensors = step_changed_tensors(self.model, optimizers)
+            self.checkpoint_io.copy_in_background(optimizers, tensors)
         self.checkpoint_io.save(
             checkpoint, filepath, backend_args=backend_args, async_save=async_save
         )

@@ -6,27 +6,28 @@ strategies that shard their state (FSDP2, DeepSpeed) use another CheckpointIO. E
 ``save`` and ``load`` (they may be collectives); ``wait`` returns once writes started with
 ``async_save=True`` are finished.
 
-Asynchronous saves: the state is copied to host memory before ``save`` returns, and a background
-thread writes it, so training goes on meanwhile. Only one save is in flight: a new ``save``
-first waits for the previous one.
+Asynchronous saves of whole files go through
+:class:`~treadle.runner.checkpoint.async_writer.AsyncCheckpointWriter`: ``save`` returns at once;
+the tensors named with ``copy_in_background`` (parameters, optimizer state) are copied to host
+memory by a background thread while the next forward and backward run, and the guarded
+optimizers' next ``step()`` waits for that copy; the same thread writes the file and then runs
+the ``after_write`` callbacks. Only one save is in flight: a new ``save`` first waits for the
+previous one. (Sharded saves copy to host memory before ``save`` returns, see
+:mod:`treadle.runner.checkpoint.sharded`.)
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import torch
 
 from treadle import dist
-from treadle.runner.checkpoint import _load_checkpoint, save_checkpoint, tensors_to_cpu
-from treadle.runner.checkpoint.sharded import (
-    PendingSave,
-    load_sharded_checkpoint,
-    save_sharded_checkpoint,
-)
+from treadle.runner.checkpoint import _load_checkpoint, save_checkpoint
+from treadle.runner.checkpoint.async_writer import AsyncCheckpointWriter, storage_keys
+from treadle.runner.checkpoint.sharded import load_sharded_checkpoint, save_sharded_checkpoint
 from treadle.runner.checkpoint.sharded_layout import is_sharded_checkpoint
 
 from .fsdp_optim_keys import rekey_optimizer_state
@@ -47,7 +48,16 @@ class CheckpointIO:
 
     def __init__(self) -> None:
         self._pending: Any = None
-        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._writer: AsyncCheckpointWriter | None = None
+        self._background: list[Any] = []
+        self._guarded: list[Any] = []
+
+    def copy_in_background(self, optimizers: Iterable[Any], tensors: Iterable[Any]) -> None:
+        """For the next asynchronous save: ``tensors`` (parameters, optimizer state) change
+        only in the ``step()`` of ``optimizers``; they are copied to host memory in the
+        background, and that step waits for the copy."""
+        self._guarded = list(optimizers)
+        self._background = list(tensors)
 
     def save(
         self,
@@ -60,21 +70,23 @@ class CheckpointIO:
         """Write ``checkpoint`` to ``filepath``; called on every rank, rank 0 writes. With
         ``async_save`` a thread writes a host copy of it."""
         self.wait()
+        # Given for this save only (and not kept: they are the live parameters).
+        background, guarded = self._background, self._guarded
+        self._background, self._guarded = [], []
         if dist.get_rank() != 0:
             return
         if not async_save:
             save_checkpoint(dict(checkpoint), filepath, backend_args=backend_args)
             return
-        # A copy even of CPU tensors: training goes on updating the originals in place.
-        snapshot = tensors_to_cpu(dict(checkpoint), copy=True)
-        if self._executor is None:
-            self._executor = concurrent.futures.ThreadPoolExecutor(
-                max_workers=1, thread_name_prefix="treadle-checkpoint"
+        if self._writer is None:
+            # save_checkpoint looked up at call time: tests and fault injection replace it.
+            self._writer = AsyncCheckpointWriter(
+                lambda *args, **kwargs: save_checkpoint(*args, **kwargs)
             )
-        future = self._executor.submit(
-            save_checkpoint, snapshot, filepath, backend_args=backend_args
-        )
-        self._pending = PendingSave(future, None)
+        # Without a guarded optimizer nothing waits for a background copy: all is copied now.
+        keys = storage_keys(background) if guarded else frozenset()
+        self._writer.save(checkpoint, filepath, backend_args=backend_args, background=keys)
+        self._writer.guard(guarded)
 
     def load(
         self,
@@ -85,7 +97,7 @@ class CheckpointIO:
     ) -> Any:
         """The checkpoint at ``filepath``: a file, or a sharded checkpoint directory read whole
         (its optimizer state, keyed by parameter names, is re-keyed like ``template``'s)."""
-        if "://" in str(filepath) or not is_sharded_checkpoint(os.fspath(filepath)):
+        if not is_sharded_checkpoint(os.fspath(filepath)):  # local, or on S3 (.metadata)
             return _load_checkpoint(filepath, map_location=map_location)
         checkpoint = load_sharded_checkpoint(filepath)
         if template is not None and "optimizer" in checkpoint and "optimizer" in template:
@@ -97,8 +109,25 @@ class CheckpointIO:
     def wait(self) -> None:
         """Block until the asynchronous save in flight (if any) has finished; raise its error."""
         pending, self._pending = self._pending, None
+        if self._writer is not None:
+            self._writer.wait()
         if pending is not None:
             pending.wait()
+
+    def wait_for_snapshot(self) -> None:
+        """Block until the state of the asynchronous save in flight is in host memory: from
+        then on training may change it (sharded saves copy it before ``save`` returns)."""
+        if self._writer is not None:
+            self._writer.wait_for_snapshot()
+
+    def after_write(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once the whole-file save in flight is complete (in the writer's
+        thread; never if it failed: ``wait`` raises that); at once when none is in flight,
+        and for sharded saves, whose directory is found complete by its marker."""
+        if self._writer is not None and self._writer.in_flight():
+            self._writer.after_write(callback)
+        else:
+            callback()
 
 
 class ShardedCheckpointIO(CheckpointIO):
@@ -137,7 +166,8 @@ class ShardedCheckpointIO(CheckpointIO):
         if backend_args:
             raise ValueError(
                 f"sharded checkpoint {filepath}: backend_args {backend_args} cannot be used; "
-                "sharded checkpoints go to a local or mounted path"
+                "sharded checkpoints use the default backend of their path (for S3, "
+                "configured by the AWS_* environment variables)"
             )
         self._pending = save_sharded_checkpoint(
             checkpoint, filepath, process_group=self.process_group(), async_save=async_save
@@ -150,7 +180,7 @@ class ShardedCheckpointIO(CheckpointIO):
         map_location: Any = "cpu",
         template: Mapping[str, Any] | None = None,
     ) -> Any:
-        if "://" in str(filepath) or not is_sharded_checkpoint(os.fspath(filepath)):
+        if not is_sharded_checkpoint(os.fspath(filepath)):  # local, or on S3 (.metadata)
             if os.path.isdir(os.fspath(filepath)):
                 return load_sharded_checkpoint(filepath)  # raises: names what is missing
             return super().load(filepath, map_location=map_location, template=template)
