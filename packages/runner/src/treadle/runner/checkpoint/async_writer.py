@@ -310,6 +310,9 @@ def _copy_in_pieces(source: torch.Tensor, buffer: torch.Tensor) -> None:
 def _lower_priority() -> None:
     """Nice this thread (Linux: niceness is per thread), so that training's threads get the
     CPU first when both want it."""
+    # One intra-op thread for the copies made here: with OpenMP the setting is this thread's
+    # own, and a team of its own would spin on the cores training's team computes on.
+    torch.set_num_threads(1)
     if not hasattr(os, "setpriority"):
         return
     try:
