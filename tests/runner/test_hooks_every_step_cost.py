@@ -6,10 +6,8 @@ not look for skipped steps between two consecutive ones. What the hooks read sta
 
 from __future__ import annotations
 
-import sys
-from collections import Counter
-
 import pytest
+from call_counts import calls_while_training
 from runner_toy_model import toy_cfg
 
 from treadle.runner.hooks import Hook, IterTimerHook, RuntimeInfoHook
@@ -24,23 +22,6 @@ class CountSteps(Hook):
 
     def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
         self.steps += 1
-
-
-def calls_while_training(runner: Runner, functions: dict[str, object]) -> Counter:
-    """How many times each of ``functions`` (by name) ran during ``runner.train()``."""
-    codes = {function.__code__: name for name, function in functions.items()}
-    counts: Counter = Counter()
-
-    def profile(frame, event, arg):
-        if event == "call" and frame.f_code in codes:
-            counts[codes[frame.f_code]] += 1
-
-    sys.setprofile(profile)
-    try:
-        runner.train()
-    finally:
-        sys.setprofile(None)
-    return counts
 
 
 ITER_BASED = dict(

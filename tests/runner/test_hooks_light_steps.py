@@ -7,10 +7,8 @@ itself)."""
 
 from __future__ import annotations
 
-import sys
-from collections import Counter
-
 import pytest
+from call_counts import calls_while_training
 from runner_toy_model import toy_cfg
 
 from treadle.runner.hooks import Hook, IterTimerHook, RuntimeInfoHook
@@ -51,22 +49,6 @@ def train(tmp_path, hooks, **cfg) -> Runner:
     runner = Runner(**toy_cfg(tmp_path, custom_hooks=hooks, **cfg))
     runner.train()
     return runner
-
-
-def calls_while_training(runner: Runner, functions: dict[str, object]) -> Counter:
-    codes = {function.__code__: name for name, function in functions.items()}
-    counts: Counter = Counter()
-
-    def profile(frame, event, arg):
-        if event == "call" and frame.f_code in codes:
-            counts[codes[frame.f_code]] += 1
-
-    sys.setprofile(profile)
-    try:
-        runner.train()
-    finally:
-        sys.setprofile(None)
-    return counts
 
 
 @pytest.mark.parametrize("cfg", LOOPS)

@@ -262,3 +262,11 @@ class Hook:
                 triggered.update(stages)
         # In `stages` order, so the result does not depend on set ordering.
         return [stage for stage in self.stages if stage in triggered]
+
+
+def keeps_methods(hook: Any, base: type, names: tuple[str, ...]) -> bool:
+    """Whether ``hook``'s class uses ``base``'s own ``names`` (no subclass overrides them): the
+    recording hooks' test for doing their per-step work inline or leaving it to the hub's
+    pending writer."""
+    cls = type(hook)
+    return all(getattr(cls, name) is base.__dict__[name] for name in names)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..registry import HOOKS
 from ..utils.train_steps import DONE_AT, FETCHED_AT, ITERATION, step_records, steps_between
-from .hook import DATA_BATCH, Hook
+from .hook import DATA_BATCH, Hook, keeps_methods
 from .iter_timer_pauses import SAVES_KEY, checkpoint_saves
 
 # The message hub keys of each loop, formatted once rather than on every step.
@@ -72,21 +72,15 @@ class IterTimerHook(Hook):
         self._counters: tuple[Any, Any, list[Any]] | None = None
         # Whether _before_iter and _after_iter are this class's: the train iteration methods
         # then do their work inline (a subclass that overrides them has them called).
-        own = IterTimerHook.__dict__
-        self._own_iter_methods = all(
-            getattr(type(self), name) is own[name] for name in ("_before_iter", "_after_iter")
-        )
+        self._own_iter_methods = keeps_methods(self, IterTimerHook, ("_before_iter", "_after_iter"))
 
     @property
     def writes_when_read(self) -> bool:
         """Whether the loop may skip this hook at a step where only hooks due at every step
         run, leaving its writes to the message hub's pending writer (write_pending): yes,
         unless a subclass has iteration methods of its own, which are then called."""
-        cls = type(self)
-        return (
-            self._own_iter_methods
-            and cls.before_train_iter is IterTimerHook.before_train_iter
-            and cls.after_train_iter is IterTimerHook.after_train_iter
+        return self._own_iter_methods and keeps_methods(
+            self, IterTimerHook, ("before_train_iter", "after_train_iter")
         )
 
     # -- the run -------------------------------------------------------------------------------

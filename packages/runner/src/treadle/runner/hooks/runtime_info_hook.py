@@ -8,7 +8,7 @@ from typing import Any
 from ..registry import HOOKS
 from ..utils.train_steps import ITERATION, OUTPUTS, step_records, steps_between
 from .errors import RunnerStateTypeError
-from .hook import DATA_BATCH, Hook
+from .hook import DATA_BATCH, Hook, keeps_methods
 
 
 def _is_scalar(value: Any) -> bool:
@@ -57,11 +57,7 @@ class RuntimeInfoHook(Hook):
         """Whether the loop may skip this hook at a step where only hooks due at every step
         run, leaving its writes to the message hub's pending writer (write_pending): yes,
         unless a subclass has iteration methods of its own, which are then called."""
-        cls = type(self)
-        return (
-            cls.before_train_iter is RuntimeInfoHook.before_train_iter
-            and cls.after_train_iter is RuntimeInfoHook.after_train_iter
-        )
+        return keeps_methods(self, RuntimeInfoHook, ("before_train_iter", "after_train_iter"))
 
     def _train_key(self, name: str) -> str:
         key = self._train_keys.get(name)
