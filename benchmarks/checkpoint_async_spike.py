@@ -2,15 +2,19 @@
 
 A model of ~256 MiB of parameters (four Linear(4096, 4096) layers, plain SGD: the checkpoint is
 ~256 MiB) trains on the CPU with a small batch, so that a step is short next to a save, through
-treadle's Runner with ``CheckpointHook(interval=K, by_epoch=False, max_keep_ckpts=2)``, once
-with ``async_save=False`` and once with ``async_save=True``, the two alternating (a busy spell
-of the machine falls on both). A step is timed from one ``before_train_iter`` to the next, so
-it holds the save done in the hook after it (synchronous) and the wait for the background copy
-in the next optimizer step (asynchronous). Printed per mode: the normal step (the median of
-the steps far from a save), the slowest step from a save to the next, and their ratio (the
-goal for the asynchronous save: at most 1.5x), as the median over the saves and the worst;
-then how long the background writes took and how long optimizer steps waited for the
-background copy.
+treadle's Runner with ``CheckpointHook(interval=K, by_epoch=False, max_keep_ckpts=2)``: once
+without checkpoints (the normal step), once with ``async_save=False`` and once with
+``async_save=True``, the three alternating (a busy spell of the machine falls on all). A step
+is timed from one ``before_train_iter`` to the next, so it holds the save done in the hook after
+it (synchronous) and the wait for the background copy in the next optimizer step
+(asynchronous). A save's period runs from the step that saves to the step before the next save:
+it holds everything the save costs, the background copy and the whole write included, wherever
+it falls. Printed per mode: the slowest step of each period against the normal step (the
+median step of the runs without checkpoints), as the median over the saves and the worst; the
+first save of each run is reported apart (its host buffers are new: made ready after the first
+optimizer step, by a thread at the lowest priority). The runs without checkpoints are cut into periods the same way:
+their line is the machine's own noise, the floor the other two lines stand on. Then how long
+the background writes took and how long optimizer steps waited for the background copy.
 
     hatch run python benchmarks/checkpoint_async_spike.py [--steps 60] [--every 10] [--rounds 2]
 """
@@ -112,12 +116,21 @@ class Phases:
         return [w for w in self.waits if w > 1e-3]  # the steps that found the copy under way
 
 
-def train(work_dir: str, steps: int, every: int, async_save: bool) -> list[float]:
+def train(work_dir: str, steps: int, every: int, mode: str) -> list[float]:
+    """Step times of one run; ``mode``: 'none' (no checkpoint), 'sync' or 'async'."""
     clock = StepClock()
+    checkpoint = dict(
+        type="CheckpointHook",
+        interval=every if mode != "none" else steps + 1,
+        by_epoch=False,
+        max_keep_ckpts=2,
+        save_last=False,
+        async_save=mode == "async",
+    )
     runner = Runner(
         model=BigLinear(),
         work_dir=work_dir,
-        experiment_name=f"spike_{async_save}_{time.monotonic_ns()}",
+        experiment_name=f"spike_{mode}_{time.monotonic_ns()}",
         train_dataloader=dict(
             dataset=Noise(BATCH * 8),
             sampler=dict(type="InfiniteSampler", shuffle=False),
@@ -126,17 +139,7 @@ def train(work_dir: str, steps: int, every: int, async_save: bool) -> list[float
         ),
         optim_wrapper=dict(optimizer=dict(type="SGD", lr=1e-6)),
         train_cfg=dict(by_epoch=False, max_iters=steps),
-        default_hooks=dict(
-            logger=dict(type="LoggerHook", interval=1000),
-            checkpoint=dict(
-                type="CheckpointHook",
-                interval=every,
-                by_epoch=False,
-                max_keep_ckpts=2,
-                save_last=False,
-                async_save=async_save,
-            ),
-        ),
+        default_hooks=dict(logger=dict(type="LoggerHook", interval=1000), checkpoint=checkpoint),
         custom_hooks=[clock],
         log_level="WARNING",
     )
@@ -144,30 +147,18 @@ def train(work_dir: str, steps: int, every: int, async_save: bool) -> list[float
     return clock.steps()
 
 
-def summarize(times: list[float], every: int) -> tuple[float, list[float]]:
-    """(normal step, the slowest step of each save's window). Step i (0-based) ends with
-    iteration i + 1, so the save of iteration n runs in step n - 1; its window is that step and
-    the two after it (the background copy, and the write, run beside them). The first `every`
-    steps and the first save's window are warm-up (the first save also allocates the host
-    buffers, whose pages the first copy faults in: reported apart); the steps outside every
-    window are normal."""
-    normal, windows = [], []
-    for index, took in enumerate(times):
-        if index < every + 2:
-            continue
-        since_save = (index + 1) % every  # 0: this step saves
-        if since_save == 0:
-            windows.append([took])
-        elif since_save in (1, 2) and windows:
-            windows[-1].append(took)
-        elif since_save not in (1, 2):
-            normal.append(took)
-    return statistics.median(normal), [max(window) for window in windows]
+def periods(times: list[float], every: int) -> tuple[float, list[float]]:
+    """(the slowest step of the first save's period, that of each later save's period). Step i
+    (0-based) ends with iteration i + 1, so the save of iteration n runs in step n - 1; its
+    period is that step and those after it, up to the step before the next save."""
+    firsts, later = [], []
+    for start in range(every - 1, len(times), every):
+        slowest = max(times[start : start + every])
+        (later if firsts else firsts).append(slowest)
+    return firsts[0], later
 
 
-def first_save(times: list[float], every: int) -> float:
-    """The slowest step of the first save's window."""
-    return max(times[every - 1 : every + 2])
+MODES = ("none", "sync", "async")
 
 
 def main() -> None:
@@ -182,27 +173,29 @@ def main() -> None:
         f"{args.steps} steps, a checkpoint every {args.every}; torch threads "
         f"{torch.get_num_threads()}, {os.cpu_count()} CPUs"
     )
-    results: dict[bool, tuple[list[float], list[float]]] = {False: ([], []), True: ([], [])}
-    firsts: dict[bool, list[float]] = {False: [], True: []}
+    slowest: dict[str, list[float]] = {mode: [] for mode in MODES}
+    firsts: dict[str, list[float]] = {mode: [] for mode in MODES}
+    plain: list[float] = []
     phases = Phases()
     with tempfile.TemporaryDirectory() as root:
         for round_number in range(args.rounds):
-            for async_save in (False, True):
-                work_dir = os.path.join(root, f"{async_save}_{round_number}")
-                times = train(work_dir, args.steps, args.every, async_save)
-                normal, slowest = summarize(times, args.every)
-                results[async_save][0].append(normal)
-                results[async_save][1].extend(slowest)
-                firsts[async_save].append(first_save(times, args.every))
-    for async_save, (normals, slowest) in results.items():
-        normal = statistics.median(normals)
-        typical, worst = statistics.median(slowest), max(slowest)
-        mode = "async" if async_save else "sync "
+            for mode in MODES:
+                work_dir = os.path.join(root, f"{mode}_{round_number}")
+                times = train(work_dir, args.steps, args.every, mode)
+                first, later = periods(times, args.every)
+                firsts[mode].append(first)
+                slowest[mode].extend(later)
+                if mode == "none":
+                    plain.extend(times[args.every :])
+    normal = statistics.median(plain)
+    print(f"normal step (no checkpoints): {normal * 1e3:.1f} ms")
+    for mode in MODES:
+        typical, worst = statistics.median(slowest[mode]), max(slowest[mode])
+        label = "no save" if mode == "none" else mode
         print(
-            f"{mode}: normal step {normal * 1e3:7.1f} ms; slowest step of a save's window: "
-            f"median {typical * 1e3:7.1f} ms ({typical / normal:4.2f}x), worst "
-            f"{worst * 1e3:7.1f} ms ({worst / normal:4.2f}x) over {len(slowest)} saves; "
-            f"first save {max(firsts[async_save]) / normal:4.2f}x"
+            f"{label:>7}: slowest step of a save's period: median {typical * 1e3:7.1f} ms "
+            f"({typical / normal:4.2f}x), worst {worst * 1e3:7.1f} ms ({worst / normal:4.2f}x) "
+            f"over {len(slowest[mode])} periods; first save {max(firsts[mode]) / normal:4.2f}x"
         )
     waited, writes = phases.waited(), phases.writes or [0.0]
     print(

@@ -16,7 +16,7 @@ import gloo_group
 import pytest
 import s3_server
 import torch
-from runner_toy_model import toy_iter_cfg, unique_name
+from runner_toy_model import toy_store_cfg
 from runner_toys import captured_log
 from s3_server import bucket, moto_endpoint  # noqa: F401 (fixtures)
 
@@ -123,17 +123,7 @@ def test_an_object_without_digest_is_checked_as_a_local_file(bucket, moto_endpoi
 
 
 def s3_cfg(tmp_path: Path, bucket: str, **overrides):
-    checkpoint = dict(
-        type="CheckpointHook", interval=4, by_epoch=False, out_dir=f"s3://{bucket}/ckpts"
-    )
-    base = dict(
-        experiment_name=unique_name("remote"),
-        val_dataloader=None,
-        val_evaluator=None,
-        val_cfg=None,
-        default_hooks=dict(checkpoint=checkpoint),
-    )
-    return toy_iter_cfg(str(tmp_path), **{**base, **overrides})
+    return {**toy_store_cfg(tmp_path, f"s3://{bucket}/ckpts"), **overrides}
 
 
 def test_auto_resume_skips_a_garbled_s3_checkpoint(tmp_path, bucket, moto_endpoint, downloads):

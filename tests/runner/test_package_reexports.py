@@ -25,3 +25,19 @@ def test_importing_the_package_loads_no_torch():
     code = "import sys, treadle.runner; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    "name, base",
+    [
+        ("NonFiniteLossError", FloatingPointError),
+        ("RankFailureError", RuntimeError),
+        ("CorruptCheckpointError", ValueError),
+        ("CheckpointSaveError", OSError),
+    ],
+)
+def test_the_errors_training_raises_are_caught_by_their_package_name(name, base):
+    # A user's `except treadle.runner.X` (or their MMEngine-era `except base`) catches them.
+    error = getattr(treadle.runner, name)
+    assert issubclass(error, base)
+    assert error.__doc__ and "Example" in error.__doc__

@@ -326,6 +326,27 @@ def toy_iter_cfg(work_dir: Any, **overrides: Any) -> dict[str, Any]:
     return toy_cfg(work_dir, **base)
 
 
+def toy_store_cfg(work_dir: Any, out_dir: str, **checkpoint: Any) -> dict[str, Any]:
+    """``toy_iter_cfg`` without validation, saving every 4 iterations to ``out_dir`` (a store
+    URL); ``checkpoint`` adds CheckpointHook arguments. Further overrides go on the result.
+
+    Example:
+        >>> cfg = toy_store_cfg('/tmp/w', 's3://bucket/ckpts', max_keep_ckpts=2)
+        >>> cfg['default_hooks']['checkpoint']['out_dir'], cfg['val_dataloader']
+        ('s3://bucket/ckpts', None)
+    """
+    hook = dict(type="CheckpointHook", interval=4, by_epoch=False, out_dir=out_dir)
+    hook.update(checkpoint)
+    return toy_iter_cfg(
+        str(work_dir),
+        experiment_name=unique_name("store"),
+        val_dataloader=None,
+        val_evaluator=None,
+        val_cfg=None,
+        default_hooks=dict(checkpoint=hook),
+    )
+
+
 def toy_two_optim_cfg(work_dir: Any, **overrides: Any) -> dict[str, Any]:
     """``toy_cfg`` with RunnerToyTwoOptimModel and two SGD optimizers (lr 0.01 and 0.02), each
     with its own MultiStepLR.

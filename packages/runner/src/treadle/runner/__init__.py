@@ -20,6 +20,7 @@ __version__ = "0.1.1"
 _REEXPORTS = {
     "treadle.runner.checkpoint": (
         "CheckpointLoader",
+        "CorruptCheckpointError",
         "_load_checkpoint",
         "_load_checkpoint_to_model",
         "_load_checkpoint_with_prefix",
@@ -35,6 +36,7 @@ _REEXPORTS = {
         "weights_to_cpu",
     ),
     "treadle.runner.device": ("autocast",),
+    "treadle.runner.hooks": ("CheckpointSaveError",),
     "treadle.runner.hooks.priority": ("Priority", "get_priority"),
     "treadle.runner.log_processor": ("LogProcessor",),
     "treadle.runner.loops": (
@@ -47,6 +49,7 @@ _REEXPORTS = {
     ),
     "treadle.runner.runner": (
         "FlexibleRunner",
+        "RankFailureError",
         "Runner",
         "set_random_seed",
         "turn_on_activation_checkpointing",

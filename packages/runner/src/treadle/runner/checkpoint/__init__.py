@@ -27,6 +27,7 @@ from .model_zoos import (
     get_mmcls_models,
     get_torchvision_models,
 )
+from .remote_integrity import CorruptCheckpointError
 from .schemes import (
     load_from_fileio,
     load_from_http,
@@ -38,6 +39,7 @@ from .state import get_state_dict, load_state_dict, tensors_to_cpu, weights_to_c
 
 __all__ = [
     "CheckpointLoader",
+    "CorruptCheckpointError",
     "UnknownModelError",
     "UnsafeCheckpointError",
     "_load_checkpoint",

@@ -12,10 +12,22 @@ the file holds exactly the weights of the step that saved. The same thread then 
 file with :func:`save_checkpoint` (temporary name, then rename: a crash leaves the previous
 checkpoint), runs the callbacks given to ``after_write`` (moving the ``last_checkpoint``
 pointer, deleting an old checkpoint), and keeps any error for ``wait`` to raise.
+
+The copy runs at the training thread's priority: the guarded step waits for it, so starving it
+only moves the wait there. The write, which nothing waits for until the next save, is spread
+over the training steps (:mod:`.write_pacing`): each guarded optimizer step lets a share of it
+go, sized so that the write ends about halfway to the next save (the steps between the last
+two saves tell how far that is).
+
+The host buffers of the first save can be made ready ahead of it (``prepare``): after the
+optimizers' first step (which creates their state) a thread at the lowest priority allocates
+them and faults their pages in, which the first copy would otherwise do on the way to the
+next optimizer step.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections import Counter, OrderedDict
@@ -24,7 +36,9 @@ from typing import Any
 
 import torch
 
+from .host_buffers import HostBuffers, buffer_key
 from .io import save_checkpoint
+from .write_pacing import WritePace, pacing
 
 # Tensors smaller than this are copied on the training thread: the copy costs less than the
 # bookkeeping, and they may be states that change before the next step.
@@ -36,6 +50,12 @@ _CHUNK_ELEMENTS = 1 << 21
 # training thread's compute comes first; the copy and the write take what is left over.
 _BACKGROUND_NICENESS = 10
 _THREAD_NAME = "treadle-checkpoint-writer"
+# The thread that makes the first save's buffers ready runs at the lowest priority there is.
+_PREPARE_NICENESS = 19
+# Before two saves have shown how many steps lie between them: the first write is spread over
+# this many steps, and a step is taken to last this long.
+_FIRST_SPREAD = 4
+_FIRST_STEP_SECONDS = 1.0
 
 
 def storage_key(tensor: torch.Tensor) -> int | None:
@@ -73,6 +93,8 @@ class _Job:
         self.buffers: list[torch.Tensor] = []
         self.ready: Any = None  # an accelerator event: the state is final once it completed
         self.late: list[threading.Thread] = []  # callbacks given after the write was over
+        self.nbytes = 0  # what the snapshot's tensors hold: about the file's size
+        self.pace: WritePace | None = None  # set by guard(): the write goes as steps allow
 
 
 class AsyncCheckpointWriter:
@@ -80,10 +102,12 @@ class AsyncCheckpointWriter:
 
     Example:
         >>> writer = AsyncCheckpointWriter()
+        >>> writer.prepare([optimizer], lambda: list(model.parameters()))  # doctest: +SKIP
         >>> params = [p.detach() for p in model.parameters()]  # doctest: +SKIP
         >>> writer.save(checkpoint, 'work_dirs/iter_100.pth',
         ...             background=storage_keys(params))  # doctest: +SKIP
-        >>> writer.guard([optimizer])  # its next step waits for the copy  # doctest: +SKIP
+        >>> writer.guard([optimizer])  # its next step waits for the copy; its steps pace
+        ...                            # the write  # doctest: +SKIP
         >>> writer.after_write(lambda: print('complete'))  # doctest: +SKIP
         >>> writer.wait()  # the file is complete, or its error is raised  # doctest: +SKIP
     """
@@ -92,8 +116,12 @@ class AsyncCheckpointWriter:
         self._write = write
         self._job: _Job | None = None
         self._lock = threading.Lock()
-        self._free: dict[tuple, list[torch.Tensor]] = {}  # host buffers of the previous save
+        self._buffers = HostBuffers()
+        self._prepare_hooks: list[Any] = []
         self._hooks: list[Any] = []
+        self._steps = 0  # guarded optimizer steps since the last save
+        self._steps_between_saves: int | None = None
+        self._step_seconds = _FIRST_STEP_SECONDS
 
     # ------------------------------------------------------------------ the training thread
 
@@ -109,7 +137,13 @@ class AsyncCheckpointWriter:
         :func:`storage_key` is in ``background`` are copied by the background thread (the
         caller guarantees that nothing changes them before the guarded step); the others now.
         Waits for the previous save first (and raises its error)."""
+        self._buffers.stop_prefaulting()
+        for handle in self._prepare_hooks:
+            handle.remove()
+        self._prepare_hooks.clear()
         self.wait()
+        if self._steps:
+            self._steps_between_saves, self._steps = self._steps, 0
         job = _Job(os.fspath(filepath))
         copies: list[tuple[torch.Tensor, torch.Tensor]] = []
         snapshot = self._snapshot(dict(checkpoint), frozenset(background), copies, job)
@@ -128,15 +162,59 @@ class AsyncCheckpointWriter:
 
     def guard(self, optimizers: Iterable[Any]) -> None:
         """Make the next ``step()`` of each of ``optimizers`` (torch optimizers) wait until
-        the background copy of the save in flight is complete."""
+        the background copy of the save in flight is complete; their steps from then on pace
+        its write."""
         for optimizer in optimizers:
             if callable(getattr(optimizer, "register_step_pre_hook", None)):
                 self._hooks.append(optimizer.register_step_pre_hook(self._before_step))
+        job = self._job
+        if self._hooks and job is not None:
+            between = self._steps_between_saves
+            spread = max(1, between // 2) if between else _FIRST_SPREAD
+            job.pace = WritePace(math.ceil(job.nbytes / spread), self._step_seconds)
 
     def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         job = self._job
-        if job is not None and not job.copied.is_set():
+        if job is None:
+            return
+        if not job.copied.is_set():
             job.copied.wait()
+        self._steps += 1
+        if job.pace is not None:
+            job.pace.tick()
+
+    def prepare(
+        self, optimizers: Iterable[Any], tensors: Callable[[], Iterable[torch.Tensor]]
+    ) -> None:
+        """Make the host buffers of the first save ready ahead of it: after the first
+        ``step()`` of ``optimizers`` (at once without one), ``tensors()`` (those the first
+        save will copy in the background) tells their shapes, and a thread at the lowest
+        priority allocates the buffers and faults their pages in. The first save takes what
+        is ready by then."""
+        started = threading.Event()
+
+        def start(*_: Any) -> None:
+            # (A hook cannot remove itself while torch calls the hooks: the first save does.)
+            if started.is_set() or self._buffers.prefaulting_stopped():
+                return
+            started.set()
+            keys = [
+                buffer_key(tensor)
+                for tensor in tensors()
+                if storage_key(tensor) is not None and _copied_later(tensor)
+            ]
+            threading.Thread(
+                target=_prefault,
+                args=(self._buffers, keys),
+                name=f"{_THREAD_NAME}-prepare",
+                daemon=True,
+            ).start()
+
+        for optimizer in optimizers:
+            if callable(getattr(optimizer, "register_step_post_hook", None)):
+                self._prepare_hooks.append(optimizer.register_step_post_hook(start))
+        if not self._prepare_hooks:
+            start()
 
     def wait_for_snapshot(self) -> None:
         """Block until the state of the save in flight (if any) is copied: from then on
@@ -175,10 +253,13 @@ class AsyncCheckpointWriter:
         self._hooks.clear()
         if job is None:
             return
+        if job.pace is not None:
+            job.pace.release()  # nothing is gained by spreading what is waited for
+            self._step_seconds = job.pace.step_seconds
         job.done.wait()
         for late in job.late:
             late.join()
-        self._recycle(job.buffers)
+        self._buffers.keep(job.buffers)
         if job.error is not None:
             raise job.error
 
@@ -188,11 +269,12 @@ class AsyncCheckpointWriter:
         if isinstance(value, torch.Tensor):
             tensor = value.detach()
             key = storage_key(tensor)
+            job.nbytes += tensor.numel() * tensor.element_size()
             if key is None or key not in background:
                 return tensor.to("cpu", copy=True)
-            if tensor.numel() * tensor.element_size() < _BACKGROUND_BYTES:
+            if not _copied_later(tensor):
                 return tensor.to("cpu", copy=True)
-            buffer = self._buffer(tensor)
+            buffer = self._buffers.take(tensor)
             job.buffers.append(buffer)
             copies.append((tensor, buffer))
             return buffer
@@ -210,21 +292,6 @@ class AsyncCheckpointWriter:
             return type(value)(self._snapshot(item, background, copies, job) for item in value)
         return value
 
-    def _buffer(self, tensor: torch.Tensor) -> torch.Tensor:
-        pinned = tensor.device.type != "cpu" and torch.accelerator.is_available()
-        key = (tuple(tensor.shape), tensor.dtype, pinned)
-        free = self._free.get(key)
-        if free:
-            return free.pop()
-        return torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=pinned)
-
-    def _recycle(self, buffers: list[torch.Tensor]) -> None:
-        # Only the last save's buffers are kept: a model whose shapes change does not grow it.
-        self._free = {}
-        for buffer in buffers:
-            key = (tuple(buffer.shape), buffer.dtype, buffer.is_pinned())
-            self._free.setdefault(key, []).append(buffer)
-
     # ------------------------------------------------------------------ the writer's thread
 
     def _run(
@@ -235,11 +302,16 @@ class AsyncCheckpointWriter:
         backend_args: dict | None,
     ) -> None:
         try:
-            _lower_priority()
+            # One intra-op thread for the copies made here: with OpenMP the setting is this
+            # thread's own, and a team of its own would spin on the cores training's team
+            # computes on.
+            torch.set_num_threads(1)
             _copy_all(copies, job.ready)
             job.copied.set()
             copies.clear()  # the sources are the live parameters: no reference kept to them
-            self._write(snapshot, job.filepath, backend_args=backend_args)
+            _lower_priority(_BACKGROUND_NICENESS)
+            with pacing(job.pace):
+                self._write(snapshot, job.filepath, backend_args=backend_args)
             self._run_callbacks(job)
         except BaseException as error:  # raised by wait() on the training thread
             job.error = error
@@ -257,6 +329,17 @@ class AsyncCheckpointWriter:
                     return
                 callback = job.callbacks.pop(0)
             callback()
+
+
+def _copied_later(tensor: torch.Tensor) -> bool:
+    """Whether a tensor the caller allows in the background is worth copying there."""
+    return tensor.numel() * tensor.element_size() >= _BACKGROUND_BYTES
+
+
+def _prefault(buffers: HostBuffers, keys: list[tuple]) -> None:
+    torch.set_num_threads(1)  # as the writer's copies (see _run)
+    _lower_priority(_PREPARE_NICENESS)
+    buffers.prefault(keys)
 
 
 def _run_late(job: _Job, callback: Callable[[], None]) -> None:
@@ -307,17 +390,14 @@ def _copy_in_pieces(source: torch.Tensor, buffer: torch.Tensor) -> None:
         flat_buffer[start:end].copy_(flat_source[start:end])
 
 
-def _lower_priority() -> None:
+def _lower_priority(niceness: int) -> None:
     """Nice this thread (Linux: niceness is per thread), so that training's threads get the
     CPU first when both want it."""
-    # One intra-op thread for the copies made here: with OpenMP the setting is this thread's
-    # own, and a team of its own would spin on the cores training's team computes on.
-    torch.set_num_threads(1)
     if not hasattr(os, "setpriority"):
         return
     try:
         native = threading.get_native_id()
         current = os.getpriority(os.PRIO_PROCESS, native)
-        os.setpriority(os.PRIO_PROCESS, native, min(19, current + _BACKGROUND_NICENESS))
+        os.setpriority(os.PRIO_PROCESS, native, min(19, current + niceness))
     except OSError:  # not allowed here: the write still works, only less politely
         pass

@@ -22,7 +22,8 @@ a warning and the one before it is taken. Only the checkpoints a run resumes fro
 are not, nor a file whose name does not end in its number. When the pointer names a checkpoint in
 another folder (``CheckpointHook(out_dir='s3://...')``), or the work directory's
 ``.checkpoint_out_dir`` names one (written by CheckpointHook before its first save), that folder's
-checkpoints are candidates too.
+checkpoints are candidates too. ``backend_args`` (CheckpointHook's: the endpoint and credentials
+of its S3 out_dir) are used for every URL: listing, ``.metadata`` and digests.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from typing import Any
 
 from treadle import fileio
 from treadle.fileio import LocalBackend
@@ -54,25 +56,38 @@ def _number(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _is_complete(path: str, local: bool) -> bool:
+def _backend(path: str, backend_args: dict | None) -> Any:
+    # backend_args describe a store; a local work_dir beside it is read as it is.
+    store_args = backend_args if "://" in path else None
+    return fileio.get_file_backend(path, backend_args=store_args, enable_singleton=True)
+
+
+def _is_complete(path: str, local: bool, backend_args: dict | None = None) -> bool:
     # Object stores replace whole objects: what exists there is complete (and is checked
     # against its digest before it is taken); a folder there is a sharded checkpoint.
     if not local:
-        return fileio.isfile(path) or is_sharded_checkpoint(path)
+        return _backend(path, backend_args).isfile(path) or is_sharded_checkpoint(
+            path, backend_args
+        )
     if os.path.isdir(path):
         return is_sharded_checkpoint(path)
     return is_complete_torch_file(path)
 
 
-def _exists(path: str, local: bool) -> bool:
-    return (local and os.path.isdir(path)) or fileio.isfile(path) or is_sharded_checkpoint(path)
+def _exists(path: str, local: bool, backend_args: dict | None = None) -> bool:
+    return (
+        (local and os.path.isdir(path))
+        or _backend(path, backend_args).isfile(path)
+        or is_sharded_checkpoint(path, backend_args)
+    )
 
 
-def _sharded_names(directory: str, local: bool) -> list[str]:
+def _sharded_names(directory: str, local: bool, backend_args: dict | None) -> list[str]:
     if not local:
+        backend = _backend(directory, backend_args)
         return [
             name.rstrip("/")
-            for name in fileio.list_dir_or_file(directory, list_file=False)
+            for name in backend.list_dir_or_file(directory, list_file=False)
             if name.rstrip("/").endswith(SUFFIX)
         ]
     return [
@@ -89,20 +104,23 @@ def _resumable_number(base: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _candidates(directory: str, local: bool) -> list[tuple[int, str]]:
+def _candidates(
+    directory: str, local: bool, backend_args: dict | None = None
+) -> list[tuple[int, str]]:
     found = []
+    backend = _backend(directory, backend_args)
     try:
-        files = list(fileio.list_dir_or_file(directory, list_dir=False, suffix=SUFFIX))
+        files = list(backend.list_dir_or_file(directory, list_dir=False, suffix=SUFFIX))
     except FileNotFoundError:
         return []
     listed = set(files)
-    for name in [*files, *_sharded_names(directory, local)]:
+    for name in [*files, *_sharded_names(directory, local, backend_args)]:
         number = _resumable_number(os.path.basename(name))
         if number is None:
             continue
-        path = fileio.join_path(directory, name)
+        path = backend.join_path(directory, name)
         # An object the listing shows is whole (it is checked against its digest later).
-        if (not local and name in listed) or _is_complete(path, local):
+        if (not local and name in listed) or _is_complete(path, local, backend_args):
             found.append((number, path))
     return sorted(found)
 
@@ -122,10 +140,12 @@ def _folder(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[0] if "://" in path else os.path.dirname(path)
 
 
-def _all_candidates(path: str, local: bool, pointed: str | None) -> list[tuple[int, str]]:
+def _all_candidates(
+    path: str, local: bool, pointed: str | None, backend_args: dict | None = None
+) -> list[tuple[int, str]]:
     """The complete resumable checkpoints of ``path`` and of the folders its pointer and its
     out_dir note name, as (number, path), oldest first."""
-    candidates = _candidates(path, local)
+    candidates = _candidates(path, local, backend_args)
     folders = {_folder(pointed)} if pointed is not None else set()
     out_dir = _read_text(fileio.join_path(path, OUT_DIR_NOTE))
     if out_dir is not None:
@@ -134,14 +154,15 @@ def _all_candidates(path: str, local: bool, pointed: str | None) -> list[tuple[i
         if os.path.normpath(folder) == os.path.normpath(path):
             continue
         if not _is_local(folder) or fileio.isdir(folder):
-            candidates = sorted({*candidates, *_candidates(folder, _is_local(folder))})
+            found = _candidates(folder, _is_local(folder), backend_args)
+            candidates = sorted({*candidates, *found})
     return candidates
 
 
-def resumable_checkpoints(path: str) -> list[str]:
+def resumable_checkpoints(path: str, backend_args: dict | None = None) -> list[str]:
     """The complete checkpoints a run in the work directory ``path`` could resume from (its
-    own, and those of the out_dir its CheckpointHook writes to), newest first, without
-    following the pointer or checking their records.
+    own, and those of the out_dir its CheckpointHook writes to, on the store ``backend_args``
+    describe), newest first, without following the pointer or checking their records.
 
     Example:
         >>> resumable_checkpoints('work_dirs/resnet')
@@ -150,21 +171,24 @@ def resumable_checkpoints(path: str) -> list[str]:
     path = os.fspath(path)
     if not fileio.isdir(path):
         return []
-    candidates = _all_candidates(path, _is_local(path), read_pointer(path))
+    candidates = _all_candidates(path, _is_local(path), read_pointer(path), backend_args)
     return [candidate for _, candidate in reversed(candidates)]
 
 
-def _in_order(path: str, local: bool) -> list[str]:
+def _in_order(path: str, local: bool, backend_args: dict | None = None) -> list[str]:
     """The checkpoints to try, best first: the pointer when it is complete and as far in
     training as any other, then the others, newest first."""
     pointed = read_pointer(path)
-    candidates = _all_candidates(path, local, pointed)
+    candidates = _all_candidates(path, local, pointed, backend_args)
     ordered = [candidate for _, candidate in reversed(candidates)]
     newest = candidates[-1] if candidates else None
     if pointed is None:
         return ordered
     pointed_local = _is_local(pointed)
-    if not (_exists(pointed, pointed_local) and _is_complete(pointed, pointed_local)):
+    if not (
+        _exists(pointed, pointed_local, backend_args)
+        and _is_complete(pointed, pointed_local, backend_args)
+    ):
         print_log(
             f"{POINTER} names {pointed}, which is missing or incomplete"
             + (f"; resuming from {newest[1]}" if newest else ""),
@@ -196,8 +220,9 @@ def _written_after(first: str, second: str) -> bool:
         return False
 
 
-def find_latest_checkpoint(path: str) -> str | None:
-    """The newest complete checkpoint in the work directory ``path``, or None.
+def find_latest_checkpoint(path: str, backend_args: dict | None = None) -> str | None:
+    """The newest complete checkpoint in the work directory ``path``, or None. ``backend_args``
+    (CheckpointHook's) describe the store of its out_dir, if it has one.
 
     Example:
         >>> find_latest_checkpoint('work_dirs/resnet')
@@ -207,8 +232,8 @@ def find_latest_checkpoint(path: str) -> str | None:
     if not fileio.isdir(path):
         print_log("Did not find last_checkpoint to be resumed.", logger="current")
         return None
-    for candidate in _in_order(path, _is_local(path)):
-        problem = stored_checkpoint_problem(candidate)
+    for candidate in _in_order(path, _is_local(path), backend_args):
+        problem = stored_checkpoint_problem(candidate, backend_args)
         if problem is None:
             return candidate
         print_log(

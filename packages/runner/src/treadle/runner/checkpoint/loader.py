@@ -17,14 +17,23 @@ from treadle.logging import print_log
 Loader = Callable[..., Any]
 
 
-def _accepts_weights_only(loader: Loader) -> bool:
+def _parameters(loader: Loader) -> Any:
     try:
-        parameters = inspect.signature(loader).parameters
+        return inspect.signature(loader).parameters
     except (TypeError, ValueError):
-        return False
+        return {}
+
+
+def _accepts_weights_only(loader: Loader) -> bool:
+    parameters = _parameters(loader)
     return "weights_only" in parameters or any(
         p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
     )
+
+
+def _accepts_backend_args(loader: Loader) -> bool:
+    # Named only: a loader passing **kwargs on to torch.load must not be given them.
+    return "backend_args" in _parameters(loader)
 
 
 class CheckpointLoader:
@@ -33,7 +42,8 @@ class CheckpointLoader:
     and treadle.fileio URIs) matches everything.
 
     A loader is called as ``loader(filename, map_location)``, plus ``weights_only=...`` when it
-    takes that argument.
+    takes that argument, and ``backend_args=...`` (the store's endpoint and credentials) when
+    they are given and it names that argument.
 
     Example:
         >>> @CheckpointLoader.register_scheme(prefixes='zoo://')
@@ -105,11 +115,15 @@ class CheckpointLoader:
         map_location: Any = None,
         logger: Any = "current",
         weights_only: bool = True,
+        *,
+        backend_args: dict | None = None,
     ) -> Any:
         """Load the checkpoint ``filename`` with the loader its prefix selects.
 
         ``weights_only=True`` (the default) loads tensors and plain containers only, never
         running code named by the file; pass False for a legacy checkpoint you trust.
+        ``backend_args`` describe the store of a treadle.fileio URL (``s3://...``: endpoint,
+        credentials); the loaders of other schemes (``http(s)://``, model zoos) ignore them.
         """
         filename = str(filename)
         loader = cls._get_checkpoint_loader(filename)
@@ -117,9 +131,12 @@ class CheckpointLoader:
             f"Loads checkpoint by {_scheme_name(loader, filename)} backend from path: {filename}",
             logger=logger,
         )
+        extra: dict[str, Any] = {}
         if _accepts_weights_only(loader):
-            return loader(filename, map_location, weights_only=weights_only)
-        return loader(filename, map_location)
+            extra["weights_only"] = weights_only
+        if backend_args is not None and _accepts_backend_args(loader):
+            extra["backend_args"] = backend_args
+        return loader(filename, map_location, **extra)
 
 
 def _scheme_name(loader: Loader, filename: str) -> str:
@@ -132,10 +149,20 @@ def _scheme_name(loader: Loader, filename: str) -> str:
 
 
 def _load_checkpoint(
-    filename: str, map_location: Any = None, logger: Any = None, weights_only: bool = True
+    filename: str,
+    map_location: Any = None,
+    logger: Any = None,
+    weights_only: bool = True,
+    *,
+    backend_args: dict | None = None,
 ) -> Any:
     """Load a checkpoint from a local path, a URL or any registered scheme, whole (no model
-    involved); ``logger`` None logs to the current logger."""
+    involved); ``logger`` None logs to the current logger; ``backend_args`` describe the store
+    of a treadle.fileio URL."""
     return CheckpointLoader.load_checkpoint(
-        filename, map_location, "current" if logger is None else logger, weights_only
+        filename,
+        map_location,
+        "current" if logger is None else logger,
+        weights_only,
+        backend_args=backend_args,
     )

@@ -12,6 +12,9 @@ A checkpoint is downloaded once per process: the copy downloaded to check a cand
 (:func:`remote_problem`) is kept, and the load that follows (:func:`verified_local_copy`)
 takes it when the digest still names the same bytes. Kept copies live in one temporary folder,
 removed at exit or by the next save (:func:`forget_verified_copies`).
+
+Every function that reads a store takes ``backend_args``: the endpoint and credentials of
+CheckpointHook's, with which the checkpoint was written (default: those of the environment).
 """
 
 from __future__ import annotations
@@ -98,13 +101,13 @@ def remove_digest(path: str, backend: Any = None) -> None:
         backend.remove(record)
 
 
-def _recorded(path: str) -> dict | None:
+def _recorded(path: str, backend_args: dict | None = None) -> dict | None:
     """The digest recorded for ``path``, or None where there is none (or it cannot be read)."""
     record = digest_path(path)
-    if not fileio.exists(record):
+    if not fileio.exists(record, backend_args=backend_args):
         return None
     try:
-        recorded = json.loads(fileio.get_text(record))
+        recorded = json.loads(fileio.get_text(record, backend_args=backend_args))
     except ValueError:
         return None
     if not isinstance(recorded, dict) or not {"size", "sha256"} <= set(recorded):
@@ -141,11 +144,12 @@ def _temporary_folder() -> str:
     return _folder
 
 
-def _download(path: str) -> str:
+def _download(path: str, backend_args: dict | None = None) -> str:
     with _lock:
         folder = tempfile.mkdtemp(dir=_temporary_folder())
     local = os.path.join(folder, os.path.basename(path.rstrip("/")) or "checkpoint")
-    fileio.get_file_backend(path, enable_singleton=True).copyfile_to_local(path, local)
+    backend = fileio.get_file_backend(path, backend_args=backend_args, enable_singleton=True)
+    backend.copyfile_to_local(path, local)
     return local
 
 
@@ -153,18 +157,18 @@ def _discard(local: str) -> None:
     shutil.rmtree(os.path.dirname(local), ignore_errors=True)
 
 
-def remote_problem(path: str) -> str | None:
+def remote_problem(path: str, backend_args: dict | None = None) -> str | None:
     """What is wrong with the checkpoint object ``path`` (None when it is whole), checked
-    against its digest, or as a local file where it has none. A whole one's download is kept
-    for the load that follows.
+    against its digest, or as a local file where it has none; both read through the backend
+    ``backend_args`` describe. A whole one's download is kept for the load that follows.
 
     Example:
         >>> remote_problem('s3://bucket/run/epoch_3.pth') is None
         True
     """
-    recorded = _recorded(path)
+    recorded = _recorded(path, backend_args)
     try:
-        local = _download(path)
+        local = _download(path, backend_args)
     except FileNotFoundError:
         return "it is missing"
     sha256 = _file_sha256(local)
@@ -180,11 +184,12 @@ def remote_problem(path: str) -> str | None:
     return None
 
 
-def stored_checkpoint_problem(path: str) -> str | None:
+def stored_checkpoint_problem(path: str, backend_args: dict | None = None) -> str | None:
     """What is wrong with the checkpoint ``path``, wherever it is stored, or None when it is
     whole: a local file or directory as :func:`.verify.checkpoint_problem` says; an object as
     :func:`remote_problem` says; a sharded checkpoint on a store is whole once its
-    ``.metadata`` (written last) is there.
+    ``.metadata`` (written last) is there. A store is read through the backend
+    ``backend_args`` describe.
 
     Example:
         >>> stored_checkpoint_problem('s3://bucket/run/epoch_3.pth') is None
@@ -195,29 +200,29 @@ def stored_checkpoint_problem(path: str) -> str | None:
         return checkpoint_problem(path)
     if path.startswith(("http://", "https://")):
         return None  # a download: checked by the hash in its name, where it has one
-    if is_sharded_checkpoint(path):
+    if is_sharded_checkpoint(path, backend_args):
         return None
-    return remote_problem(path)
+    return remote_problem(path, backend_args)
 
 
 @contextlib.contextmanager
-def verified_local_copy(path: str) -> Iterator[str]:
+def verified_local_copy(path: str, backend_args: dict | None = None) -> Iterator[str]:
     """A local copy of the checkpoint object ``path`` for the ``with`` block, checked
     (:func:`remote_problem`): the copy a resume already checked when its digest still names
-    the same bytes, else a new download. Raises :class:`CorruptCheckpointError` naming
-    ``path`` and what is wrong.
+    the same bytes, else a new download (through the backend ``backend_args`` describe).
+    Raises :class:`CorruptCheckpointError` naming ``path`` and what is wrong.
 
     Example:
         >>> with verified_local_copy('s3://bucket/run/epoch_3.pth') as local:
         ...     checkpoint = torch.load(local, weights_only=True)
     """
-    recorded = _recorded(path)
+    recorded = _recorded(path, backend_args)
     with _lock:
         kept = _verified.get(path)
     if kept is not None and recorded is not None and kept[1] == recorded["sha256"]:
         yield kept[0]
         return
-    local = _download(path)
+    local = _download(path, backend_args)
     try:
         problem = _local_problem(local, _file_sha256(local), recorded)
         if problem is not None:

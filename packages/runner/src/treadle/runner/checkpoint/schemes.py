@@ -23,11 +23,17 @@ PACKAGE_PREFIX = "pkg::"
 
 
 @CheckpointLoader.register_scheme(prefixes="")
-def load_from_local(filename: str, map_location: Any = None, weights_only: bool = True) -> Any:
+def load_from_local(
+    filename: str,
+    map_location: Any = None,
+    weights_only: bool = True,
+    backend_args: dict | None = None,
+) -> Any:
     """Load a local checkpoint file (``~`` expanded); a path with a URI prefix that no other
-    scheme claims (``memory://``, ``gs://``, ...) goes to :func:`load_from_fileio`."""
+    scheme claims (``memory://``, ``gs://``, ...) goes to :func:`load_from_fileio`, with
+    ``backend_args`` (a local path is read as it is)."""
     if "://" in filename:
-        return load_from_fileio(filename, map_location, weights_only=weights_only)
+        return load_from_fileio(filename, map_location, weights_only, backend_args)
     path = os.path.expanduser(filename)
     if os.path.isdir(path):
         raise IsADirectoryError(
@@ -43,11 +49,19 @@ def load_from_local(filename: str, map_location: Any = None, weights_only: bool 
     return read_checkpoint_file(path, map_location, weights_only, filename)
 
 
-def load_from_fileio(filename: str, map_location: Any = None, weights_only: bool = True) -> Any:
-    """Load a checkpoint from any treadle.fileio backend (a local copy for the time of the
-    load where the storage is remote, checked first: see :mod:`.remote_integrity`)."""
+def load_from_fileio(
+    filename: str,
+    map_location: Any = None,
+    weights_only: bool = True,
+    backend_args: dict | None = None,
+) -> Any:
+    """Load a checkpoint from any treadle.fileio backend, the one ``backend_args`` describe
+    (endpoint, credentials...) or else the default of its prefix (a local copy for the time of
+    the load where the storage is remote, checked first: see :mod:`.remote_integrity`)."""
     try:
-        backend = fileio.get_file_backend(filename, enable_singleton=True)
+        backend = fileio.get_file_backend(
+            filename, backend_args=backend_args, enable_singleton=True
+        )
     except UnknownBackendError as err:
         raise UnknownBackendError(
             f"cannot load the checkpoint {filename!r}: {err}. CheckpointLoader's own schemes "
@@ -57,15 +71,21 @@ def load_from_fileio(filename: str, map_location: Any = None, weights_only: bool
         with backend.get_local_path(filename) as local_path:
             return read_checkpoint_file(local_path, map_location, weights_only, filename)
     # Checked against the digest written beside it (or as a local file without one).
-    with verified_local_copy(filename) as local_path:
+    with verified_local_copy(filename, backend_args) as local_path:
         return read_checkpoint_file(local_path, map_location, weights_only, filename)
 
 
 @CheckpointLoader.register_scheme(prefixes=r"(\S+\:)?s3://")
-def load_from_s3(filename: str, map_location: Any = None, weights_only: bool = True) -> Any:
+def load_from_s3(
+    filename: str,
+    map_location: Any = None,
+    weights_only: bool = True,
+    backend_args: dict | None = None,
+) -> Any:
     """Load a checkpoint from S3 (``s3://bucket/key``, or ``cluster:s3://...``) through
-    treadle.fileio's S3 backend."""
-    return load_from_fileio(filename, map_location, weights_only=weights_only)
+    treadle.fileio's S3 backend, configured by ``backend_args`` (endpoint, credentials) or
+    else by the environment."""
+    return load_from_fileio(filename, map_location, weights_only, backend_args)
 
 
 @CheckpointLoader.register_scheme(prefixes=("http://", "https://"))

@@ -7,7 +7,8 @@ Differences from calling DCP directly:
 - the checkpoint appears under its name only once complete (see :mod:`.sharded_layout`), so a
   run stopped in the middle of a save leaves the previous checkpoints, never half of one;
 - it goes to a local path or to any treadle.fileio store (``s3://...``, see
-  :mod:`.sharded_storage`), where ``.metadata``, written last, marks it complete;
+  :mod:`.sharded_storage`, through the backend its ``backend_args`` describe), where
+  ``.metadata``, written last, marks it complete;
 - values that are not sharded (meta, message hub, loop state, schedulers) are saved from rank 0
   only, so what is saved does not depend on which rank DCP's deduplication picks;
 - nothing in the checkpoint runs code when loaded: the metadata is read by an unpickler that
@@ -39,7 +40,7 @@ from .sharded_layout import (
     replaced_path,
     temporary_path,
 )
-from .sharded_storage import fileio_writer, is_store_path, use_fileio
+from .sharded_storage import fileio_writer, is_store_path, store_backend, use_fileio
 from .torch_format import load_torch
 
 __all__ = [
@@ -82,7 +83,7 @@ class _MetadataUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def _reader(path: str) -> Any:
+def _reader(path: str, backend_args: dict | None = None) -> Any:
     from torch.distributed.checkpoint import FileSystemReader
 
     class SafeReader(FileSystemReader):
@@ -99,7 +100,9 @@ def _reader(path: str) -> Any:
             metadata.storage_meta.load_id = self.load_id
             return metadata
 
-    return use_fileio(SafeReader(path), path) if is_store_path(path) else SafeReader(path)
+    if not is_store_path(path):
+        return SafeReader(path)
+    return use_fileio(SafeReader(path), path, backend_args)
 
 
 def _safe_bytes(path: str, fqn: str, value: io.BytesIO) -> Any:
@@ -188,17 +191,15 @@ def _unpack(value: Any, path: str, where: str = "") -> Any:
     return value
 
 
-def _clear_store_path(path: str) -> None:
+def _clear_store_path(path: str, backend: Any) -> None:
     """Remove an older checkpoint of the same name from a store (rank 0), its .metadata
     first: nothing is renamed there, so a replacement written half-way must not look
     complete."""
-    from treadle import fileio
-
-    marker = fileio.join_path(path, METADATA_FILE)
-    if fileio.isfile(marker):
-        fileio.remove(marker)
-    if fileio.isdir(path):
-        fileio.rmtree(path)
+    marker = backend.join_path(path, METADATA_FILE)
+    if backend.isfile(marker):
+        backend.remove(marker)
+    if backend.isdir(path):
+        backend.rmtree(path)
 
 
 def _publish(temporary: str, path: str) -> None:
@@ -249,6 +250,7 @@ def save_sharded_checkpoint(
     *,
     process_group: Any = None,
     async_save: bool = False,
+    backend_args: dict | None = None,
 ) -> PendingSave | None:
     """Write ``checkpoint`` (nested dicts whose model and optimizer states hold DTensors) as the
     sharded checkpoint directory ``path`` (a local folder, or an ``s3://`` or other
@@ -257,7 +259,8 @@ def save_sharded_checkpoint(
     With ``async_save`` the state is copied to host memory before it returns and the files are
     written by a background thread: the returned :class:`PendingSave` says when it is done.
     ``process_group`` carries the checkpoint's collectives (a gloo group of its own lets them
-    run beside training's).
+    run beside training's). ``backend_args`` (as given to CheckpointHook: endpoint,
+    credentials...) describe the store of a URL ``path``; a local path does not use them.
 
     Example:
         >>> save_sharded_checkpoint({'state_dict': get_model_state_dict(model)},
@@ -267,19 +270,21 @@ def save_sharded_checkpoint(
 
     path = os.fspath(path)
     store = is_store_path(path)
+    # Checked on every rank before any collective: each would fail alike inside DCP.
+    backend = store_backend(path, backend_args) if store else None
     # On a store the ranks write under the final name (.metadata last); locally, beside it.
     temporary = path if store else temporary_path(path)
     distributed = dist.is_distributed()
     rank = dist.get_rank()
     if rank == 0 and store:
-        _clear_store_path(path)
+        _clear_store_path(path, backend)
     elif rank == 0:
         shutil.rmtree(temporary, ignore_errors=True)  # left by a run that stopped mid-save
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     if distributed:
         torch.distributed.barrier(group=process_group)
     state = _pack(dict(checkpoint) if rank == 0 else (_sharded_only(checkpoint) or {}))
-    writer = fileio_writer(path) if store else dcp.FileSystemWriter(temporary)
+    writer = fileio_writer(path, backend_args) if store else dcp.FileSystemWriter(temporary)
     publish = (lambda: _publish(temporary, path)) if rank == 0 and not store else None
     if async_save:
         future = dcp.async_save(
@@ -322,10 +327,13 @@ def _check_shapes(path: str, flat: Mapping[str, Any], saved: Mapping[str, Any]) 
 
 
 def missing_from_checkpoint(
-    path: str | os.PathLike, template: Mapping[str, Any], prefix: str
+    path: str | os.PathLike,
+    template: Mapping[str, Any],
+    prefix: str,
+    backend_args: dict | None = None,
 ) -> list[str]:
     """The names under ``template[prefix]`` (a state dict) that the checkpoint lacks."""
-    saved = _reader(os.fspath(path)).read_metadata().state_dict_metadata
+    saved = _reader(os.fspath(path), backend_args).read_metadata().state_dict_metadata
     flat, _ = _flatten({prefix: template.get(prefix, {})})
     return sorted(key[len(prefix) + 1 :] for key in flat if key not in saved)
 
@@ -335,8 +343,11 @@ def load_sharded_checkpoint(
     *,
     template: Mapping[str, Any] | None = None,
     process_group: Any = None,
+    backend_args: dict | None = None,
 ) -> dict[str, Any]:
     """The sharded checkpoint at ``path`` as a nested dict; every rank of a group calls it.
+    ``backend_args`` describe the store of a URL ``path``, as for
+    :func:`save_sharded_checkpoint`.
 
     Entries of ``template`` that are DTensors are loaded in place (each rank reads the shards
     it holds, whatever the world size that saved them); everything else is read whole. An entry
@@ -352,7 +363,7 @@ def load_sharded_checkpoint(
     from torch.distributed.checkpoint.state_dict_loader import _load_state_dict
 
     path = os.fspath(path)
-    if not is_sharded_checkpoint(path):
+    if not is_sharded_checkpoint(path, backend_args):
         if is_store_path(path):
             raise FileNotFoundError(
                 f"no complete sharded checkpoint at {path}: it has no {METADATA_FILE} (the file "
@@ -365,7 +376,7 @@ def load_sharded_checkpoint(
             )
         raise FileNotFoundError(f"no sharded checkpoint at {path}")
     no_dist = not dist.is_distributed()
-    saved = _reader(path).read_metadata().state_dict_metadata
+    saved = _reader(path, backend_args).read_metadata().state_dict_metadata
     flat, mappings = _flatten(template or {})
     in_place = {key: value for key, value in flat.items() if _is_dtensor(value) and key in saved}
     _check_shapes(path, in_place, saved)
@@ -377,7 +388,7 @@ def load_sharded_checkpoint(
             keys = None if not in_place else rest
             _load_state_dict(
                 result,
-                _reader(path),
+                _reader(path, backend_args),
                 process_group,
                 no_dist=no_dist,
                 planner=whole_planner(keys=keys),
@@ -385,7 +396,7 @@ def load_sharded_checkpoint(
         if in_place:
             _load_state_dict(
                 in_place,
-                _reader(path),
+                _reader(path, backend_args),
                 process_group,
                 no_dist=no_dist,
                 planner=in_place_planner(),

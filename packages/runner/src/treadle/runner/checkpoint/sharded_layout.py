@@ -20,8 +20,9 @@ TEMPORARY_SUFFIX = ".sharded-tmp"
 REPLACED_SUFFIX = ".sharded-old"
 
 
-def is_sharded_checkpoint(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a complete sharded checkpoint directory.
+def is_sharded_checkpoint(path: str | os.PathLike, backend_args: dict | None = None) -> bool:
+    """Whether ``path`` is a complete sharded checkpoint directory. ``backend_args`` (as given
+    to CheckpointHook) describe the store of a URL ``path``: its endpoint, credentials...
 
     Example:
         >>> is_sharded_checkpoint('work_dirs/fsdp/epoch_3.pth')
@@ -29,11 +30,11 @@ def is_sharded_checkpoint(path: str | os.PathLike) -> bool:
     """
     path = os.fspath(path)
     if "://" in path:
-        return _on_a_store(path)
+        return _on_a_store(path, backend_args)
     return os.path.isfile(os.path.join(path, METADATA_FILE))
 
 
-def _on_a_store(path: str) -> bool:
+def _on_a_store(path: str, backend_args: dict | None) -> bool:
     """Whether the URL ``path`` is a complete sharded checkpoint on S3 or another
     treadle.fileio store (see :mod:`.sharded_storage`); never for downloads (``http(s)://``)
     and model-zoo names, which are files."""
@@ -42,7 +43,8 @@ def _on_a_store(path: str) -> bool:
     if path.startswith(("http://", "https://")):
         return False
     try:
-        return fileio.isfile(fileio.join_path(path, METADATA_FILE))
+        backend = fileio.get_file_backend(path, backend_args=backend_args, enable_singleton=True)
+        return backend.isfile(backend.join_path(path, METADATA_FILE))
     except (fileio.UnknownBackendError, NotImplementedError):
         return False
 

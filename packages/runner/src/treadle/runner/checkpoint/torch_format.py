@@ -11,6 +11,7 @@ from typing import IO, Any
 import torch
 
 from .errors import UnsafeCheckpointError
+from .write_pacing import PacedFile, current_pace
 
 _GLOBAL_IN_MESSAGE = re.compile(r"GLOBAL ([\w.]+)")
 _UNPICKLER_DETAIL = re.compile(r"WeightsUnpickler error:\s*([^\n]+)")
@@ -22,7 +23,13 @@ _ZIP_END_SIZE = 22
 
 
 def save_torch(checkpoint: Any, file: str | IO[bytes]) -> None:
-    torch.save(checkpoint, file)
+    pace = current_pace()
+    if pace is None or not isinstance(file, str):
+        torch.save(checkpoint, file)
+        return
+    # A background write spread over the next training steps (see .write_pacing).
+    with open(file, "wb") as handle:
+        torch.save(checkpoint, PacedFile(handle, pace))
 
 
 def load_torch(

@@ -12,6 +12,7 @@ Example:
     ...         print('epoch', runner.epoch, 'done')
 """
 
+from .checkpoint_failure import CheckpointSaveError
 from .checkpoint_hook import CheckpointHook
 from .early_stopping_hook import EarlyStoppingHook
 from .ema_hook import EMAHook
@@ -32,6 +33,7 @@ from .test_time_aug_hook import PrepareTTAHook, build_runner_with_tta
 
 __all__ = [
     "CheckpointHook",
+    "CheckpointSaveError",
     "DistSamplerSeedHook",
     "EMAHook",
     "EarlyStoppingHook",

@@ -20,6 +20,7 @@ from typing import Any
 
 from treadle.logging import print_log
 
+from ..checkpoint.host_copy import hook_tensors
 from .checkpoint_failure import CheckpointSaveError, describe
 
 
@@ -62,6 +63,15 @@ def background_write_failed(hook: Any, save: SaveInFlight, exc: OSError) -> None
         logger="current",
         level=logging.ERROR,
     )
+
+
+def prepare_async_save(runner: Any) -> None:
+    """Have the strategy make the host buffers of the first asynchronous save ready ahead of
+    it (where its CheckpointIO can), for the model's, the optimizers' and the hooks' tensors."""
+    strategy = getattr(runner, "strategy", None)
+    prepare = getattr(strategy, "prepare_async_save", None)
+    if prepare is not None:
+        prepare(lambda: hook_tensors(runner))
 
 
 def after_write(strategy: Any, callback: Any) -> None:

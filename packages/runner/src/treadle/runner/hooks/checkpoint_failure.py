@@ -24,7 +24,16 @@ CHOICES = ("continue", "stop")
 
 
 class CheckpointSaveError(OSError):
-    """A checkpoint could not be written and ``CheckpointHook(on_save_error='stop')``."""
+    """A checkpoint could not be written and ``CheckpointHook(on_save_error='stop')``: training
+    stops with it. ``errno`` is the write's (``ENOSPC`` for a full disk).
+
+    Example:
+        >>> try:
+        ...     runner.train()
+        ... except CheckpointSaveError as error:
+        ...     print(error.errno == errno.ENOSPC)  # doctest: +SKIP
+        True
+    """
 
 
 def check_on_save_error(value: Any) -> str:

@@ -20,6 +20,7 @@ from .checkpoint_async import (
     SaveInFlight,
     after_write,
     background_write_failed,
+    prepare_async_save,
     unfinished_write,
 )
 from .checkpoint_failure import (
@@ -304,6 +305,8 @@ class CheckpointHook(Hook):
             basename = os.path.basename(work_dir.rstrip(os.sep))
             self.out_dir = self.file_backend.join_path(root, basename)
         runner.logger.info(f"Checkpoints will be saved to {self.out_dir}.")
+        if self.async_save:
+            prepare_async_save(runner)
         if self.out_dir != work_dir and is_main_process():
             # Where a resume looks before the first pointer exists (a kill between the first
             # checkpoint and the pointer): find_latest_checkpoint reads it.

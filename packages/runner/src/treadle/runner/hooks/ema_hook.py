@@ -10,6 +10,7 @@ import torch
 
 from treadle.logging import print_log
 
+from ..checkpoint.host_copy import wait_for_host_copy
 from ..checkpoint.state import load_state_dict
 from ..model.wrappers.utils import unwrap_model
 from ..registry import HOOKS, MODELS
@@ -114,7 +115,16 @@ class EMAHook(Hook):
         outputs: dict | None = None,
     ) -> None:
         if self._ema_started(runner):
+            # An asynchronous save may still be copying the averaged weights (with gradient
+            # accumulation no optimizer step waited for it in this iteration).
+            wait_for_host_copy(runner)
             self.ema_model.update_parameters(self.src_model)
+
+    def background_copy_tensors(self) -> list[torch.Tensor]:
+        """The averaged weights, for an asynchronous save to copy in the background: they
+        change only in ``after_train_iter``, at a save and in evaluation, each of which waits
+        for that copy first."""
+        return [tensor.detach() for tensor in self._tensors(self.ema_model.module)]
 
     def _tensors(self, model: torch.nn.Module) -> list[torch.Tensor]:
         if self.ema_model.update_buffers:
@@ -145,6 +155,7 @@ class EMAHook(Hook):
         self._swap_ema_parameters()
 
     def before_save_checkpoint(self, runner: Any, checkpoint: dict) -> None:
+        wait_for_host_copy(runner)  # a save right after another (no step between them)
         self._follow_source()
         checkpoint["ema_state_dict"] = self.ema_model.state_dict()
         self._swap_ema_state_dict(checkpoint)

@@ -39,7 +39,15 @@ class NonFiniteLossError(FloatingPointError):
     """The training loss became NaN or infinite; the message names the iteration and the loss
     terms (and, with several processes, the ranks). ``iteration`` (1-based, as in the message;
     the earliest of the ranks), ``terms`` (of this rank) and ``ranks`` (those whose loss went
-    bad; empty in a run of one process) say the same for code."""
+    bad; empty in a run of one process) say the same for code.
+
+    Example:
+        >>> try:
+        ...     runner.train()
+        ... except NonFiniteLossError as error:
+        ...     print(error.iteration, error.terms)  # doctest: +SKIP
+        7 ('loss_cls',)
+    """
 
     iteration: int | None = None
     terms: tuple[str, ...] = ()

@@ -11,6 +11,13 @@ from __future__ import annotations
 from .activation_checkpointing import turn_on_activation_checkpointing
 from .flexible_runner import FlexibleRunner
 from .randomness import set_random_seed
+from .rank_failure import RankFailureError
 from .runner import Runner
 
-__all__ = ["FlexibleRunner", "Runner", "set_random_seed", "turn_on_activation_checkpointing"]
+__all__ = [
+    "FlexibleRunner",
+    "RankFailureError",
+    "Runner",
+    "set_random_seed",
+    "turn_on_activation_checkpointing",
+]

@@ -69,19 +69,22 @@ def _not_resumable(path: str, checkpoint: Any) -> ValueError:
     )
 
 
-def read_checkpoint_meta(path: str) -> Mapping[str, Any] | None:
+def read_checkpoint_meta(path: str, backend_args: dict | None = None) -> Mapping[str, Any] | None:
     """The ``meta`` of the runner checkpoint at ``path``, or None where it is not read
     cheaply (a sharded checkpoint directory). Raises FileNotFoundError for a missing local
     path and ValueError, naming ``path``, for a file that is no checkpoint or holds no
-    training state.
+    training state. ``backend_args`` describe the store of a remote checkpoint.
 
     Example:
         >>> read_checkpoint_meta('work_dirs/toy/epoch_3.pth')['epoch']
         3
     """
     path = os.fspath(path)
+    if is_remote(path) and is_sharded_checkpoint(path, backend_args):
+        # Reading its meta means reading it whole, with collectives on every rank.
+        return None
     if is_remote(path):
-        checkpoint = read_runner_checkpoint(path)
+        checkpoint = read_runner_checkpoint(path, backend_args=backend_args)
     elif os.path.isdir(path):
         # DeepSpeed's directories hold the runner's meta in the engine's client state.
         if is_sharded_checkpoint(path) or is_deepspeed_checkpoint(path):

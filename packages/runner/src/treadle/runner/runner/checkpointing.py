@@ -20,10 +20,12 @@ from typing import Any
 
 from treadle import dist, fileio
 from treadle.runner.checkpoint import tensors_to_cpu
+from treadle.runner.checkpoint.host_copy import hook_tensors
 from treadle.runner.model import unwrap_model
 
 from .checkpoint_contents import message_hub_state, sanitize
 from .checkpoint_loading import load_runner_checkpoint, read_runner_checkpoint
+from .checkpoint_storage import checkpoint_backend_args
 from .named_resume import CFG_FINGERPRINT, STARTED_FROM
 from .resuming import plan_load_or_resume, plan_start, resume_runner
 from .stateful_parts import stateful_hooks, train_dataset
@@ -31,6 +33,7 @@ from .strategy_binding import bound_strategy
 
 __all__ = [
     "build_runner_checkpoint",
+    "checkpoint_backend_args",
     "load_runner_checkpoint",
     "plan_load_or_resume",
     "plan_start",
@@ -170,8 +173,14 @@ def save_runner_checkpoint(
         )
         if per_rank is not None and "loop" in checkpoint:
             checkpoint["loop"]["rng_per_rank"] = sanitize(tensors_to_cpu(per_rank), "loop")
+    # Hooks' own weights (EMAHook's) go with the model's through the background copy.
+    extra = hook_tensors(runner) if async_save and checkpoint else []
     strategy.write_checkpoint(
-        checkpoint, filepath, backend_args=backend_args, async_save=async_save
+        checkpoint,
+        filepath,
+        backend_args=backend_args,
+        async_save=async_save,
+        **({"also_in_background": extra} if extra else {}),
     )
 
 

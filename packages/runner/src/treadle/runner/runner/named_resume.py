@@ -71,9 +71,9 @@ def resolved(path: str) -> str:
     return path if is_remote(path) else os.path.realpath(path)
 
 
-def _meta_or_none(path: str) -> Mapping[str, Any] | None:
+def _meta_or_none(path: str, backend_args: dict | None) -> Mapping[str, Any] | None:
     try:
-        return read_checkpoint_meta(path)
+        return read_checkpoint_meta(path, backend_args)
     except Exception as err:  # a checkpoint we cannot read is one we do not continue from
         print_log(
             f"resume: cannot read the record of {path} ({err}); it is not considered",
@@ -83,8 +83,8 @@ def _meta_or_none(path: str) -> Mapping[str, Any] | None:
         return None
 
 
-def _is_sound(path: str) -> bool:
-    problem = stored_checkpoint_problem(path)
+def _is_sound(path: str, backend_args: dict | None) -> bool:
+    problem = stored_checkpoint_problem(path, backend_args)
     if problem is not None:
         print_log(
             f"resume: {path} is corrupt ({problem}); it is not considered",
@@ -110,21 +110,25 @@ def _mismatch(meta: Mapping[str, Any], origin: str, fingerprint: str) -> str | N
 
 
 def _continuation(
-    work_dir: str, named: str, fingerprint: str, named_iter: int | None
+    work_dir: str,
+    named: str,
+    fingerprint: str,
+    named_iter: int | None,
+    backend_args: dict | None = None,
 ) -> tuple[str | None, str | None]:
     """The newest checkpoint of work_dir that continues a run from ``named`` with this config,
     and else why the newest newer one does not."""
     origin, first_mismatch = resolved(named), None
-    for candidate in resumable_checkpoints(work_dir):
+    for candidate in resumable_checkpoints(work_dir, backend_args):
         if resolved(candidate) == origin:
             break  # the rest are older than the named one
-        meta = _meta_or_none(candidate)
+        meta = _meta_or_none(candidate, backend_args)
         if meta is None:
             continue
         if named_iter is not None and meta.get("iter", -1) <= named_iter:
             break
         mismatch = _mismatch(meta, origin, fingerprint)
-        if mismatch is None and _is_sound(candidate):
+        if mismatch is None and _is_sound(candidate, backend_args):
             return candidate, None
         if mismatch is not None and first_mismatch is None:
             first_mismatch = f"work_dir holds the newer {candidate}, but {mismatch}"
@@ -144,14 +148,14 @@ def _identity(path: str) -> tuple[str, int, int] | None:
     return os.path.realpath(path), stat.st_size, stat.st_mtime_ns
 
 
-def _check_whole(named: str) -> None:
+def _check_whole(named: str, backend_args: dict | None = None) -> None:
     """Raise :class:`CorruptCheckpointError`, naming ``named`` and what is wrong, when it is
     cut short or garbled (an object is checked against its digest; the download is kept for
     the load that follows)."""
     identity = None if is_remote(named) else _identity(named)
     if identity is not None and identity in _found_whole:
         return
-    problem = stored_checkpoint_problem(named)
+    problem = stored_checkpoint_problem(named, backend_args)
     if problem is None and identity is not None:
         _found_whole.add(identity)
     if problem is not None:
@@ -163,12 +167,15 @@ def _check_whole(named: str) -> None:
         )
 
 
-def choose_named(work_dir: str, named: str, fingerprint: str | None) -> Choice:
+def choose_named(
+    work_dir: str, named: str, fingerprint: str | None, backend_args: dict | None = None
+) -> Choice:
     """The checkpoint to resume when ``named`` is named: itself, or the newest checkpoint of
     ``work_dir`` whose run started from it with the config of ``fingerprint`` (None: this
     runner has no config, and ``named`` is resumed). Raises, naming ``named``, when it is
     missing (and nothing continues it), is no checkpoint, or is corrupt (cut short or garbled:
-    :class:`CorruptCheckpointError`).
+    :class:`CorruptCheckpointError`). ``backend_args`` (the CheckpointHook's) describe the
+    store of a checkpoint named or found there (a file, its digest, or a sharded checkpoint).
 
     Example:
         >>> choose_named('work_dirs/x', 'work_dirs/x/best_acc_epoch_12.pth', 'a1b2c3d4e5f60718')
@@ -176,16 +183,17 @@ def choose_named(work_dir: str, named: str, fingerprint: str | None) -> Choice:
     """
     missing = not is_remote(named) and not os.path.exists(named)
     if is_remote(named):
-        _check_whole(named)  # downloaded once, here, and read from that copy below
+        _check_whole(named, backend_args)  # downloaded once, here, and read from that copy below
     meta = None
     if fingerprint is None or not missing:
-        meta = read_checkpoint_meta(named)  # raises, naming it, for a path that is no checkpoint
+        # Raises, naming it, for a path that is no checkpoint.
+        meta = read_checkpoint_meta(named, backend_args)
     if fingerprint is None:
         if not is_remote(named):
             _check_whole(named)
         return Choice(named, "the checkpoint named (this runner has no config to compare)")
     named_iter = None if missing or meta is None else meta.get("iter")
-    found, mismatch = _continuation(work_dir, named, fingerprint, named_iter)
+    found, mismatch = _continuation(work_dir, named, fingerprint, named_iter, backend_args)
     if found is not None:
         gone = " (which is gone)" if missing else ""
         return Choice(

@@ -41,21 +41,26 @@ class StartPlan(NamedTuple):
     origin: str | None
 
 
-def _inherited_origin(path: str) -> str | None:
+def _inherited_origin(path: str, backend_args: dict | None) -> str | None:
     # A run continued without a named checkpoint belongs to the chain of the one it continues.
     try:
-        meta = read_checkpoint_meta(path)
+        meta = read_checkpoint_meta(path, backend_args)
     except Exception:  # read again, with a clear error, when it is resumed
         return None
     return None if meta is None else meta.get(STARTED_FROM)
 
 
 def _decide(
-    work_dir: str, resume: bool | str, load_from: str | None, logger: Any, fingerprint: str | None
+    work_dir: str,
+    resume: bool | str,
+    load_from: str | None,
+    logger: Any,
+    fingerprint: str | None,
+    backend_args: dict | None,
 ) -> StartPlan:
     named = named_checkpoint(resume, load_from)
     if named is not None:
-        choice = choose_named(work_dir, named, fingerprint)
+        choice = choose_named(work_dir, named, fingerprint, backend_args)
         logger.info(f"resume: continuing from {choice.path}: {choice.reason}")
         return StartPlan("resume", choice.path, resolved(named))
     if load_from is not None and not is_remote(load_from) and not os.path.exists(load_from):
@@ -66,10 +71,10 @@ def _decide(
         if load_from is None:
             return StartPlan(None, None, None)
         return StartPlan("load", load_from, resolved(load_from))
-    latest = find_latest_checkpoint(work_dir)
+    latest = find_latest_checkpoint(work_dir, backend_args)
     if latest is not None:
         logger.info(f"Auto resumed from the latest checkpoint {latest}.")
-        return StartPlan("resume", latest, _inherited_origin(latest))
+        return StartPlan("resume", latest, _inherited_origin(latest, backend_args))
     logger.warning(
         f"resume=True but work_dir {work_dir} holds no complete checkpoint and load_from is "
         "not set: training starts from scratch"
@@ -83,6 +88,7 @@ def plan_start(
     load_from: str | None,
     logger: Any,
     fingerprint: str | None = None,
+    backend_args: dict | None = None,
 ) -> StartPlan:
     """Where a runner starts from, and what its checkpoints record as its origin.
 
@@ -91,7 +97,8 @@ def plan_start(
     warning. A named checkpoint (``resume=True`` with ``load_from``, or ``resume=PATH``): that
     one exactly, unless ``work_dir`` holds newer checkpoints of a run that started from it
     with the config of ``fingerprint`` (see :mod:`.named_resume`). ``resume=False``:
-    ``load_from`` loads weights only. Rank 0 decides and the others follow.
+    ``load_from`` loads weights only. Rank 0 decides and the others follow. ``backend_args``
+    (the CheckpointHook's) describe the store of its out_dir, where it is one.
 
     Example:
         >>> plan = plan_start('work_dirs/toy', True, 'work_dirs/toy/epoch_1.pth', logger, 'a1b2')
@@ -100,7 +107,7 @@ def plan_start(
     """
     plan = [None]
     if dist.get_rank() == 0:
-        plan[0] = tuple(_decide(work_dir, resume, load_from, logger, fingerprint))
+        plan[0] = tuple(_decide(work_dir, resume, load_from, logger, fingerprint, backend_args))
     if dist.get_world_size() > 1:
         dist.broadcast_object_list(plan, src=0)
     return StartPlan(*plan[0])

@@ -639,7 +639,13 @@ class Runner(RunnerBuilders, RunnerHooks):
         if self._has_loaded:
             return
         plan = checkpointing.plan_start(
-            self._work_dir, self._resume, self._load_from, self.logger, self._cfg_fingerprint
+            self._work_dir,
+            self._resume,
+            self._load_from,
+            self.logger,
+            self._cfg_fingerprint,
+            # The store of CheckpointHook's out_dir, where the checkpoints to resume are.
+            backend_args=checkpointing.checkpoint_backend_args(self),
         )
         # Recorded in every checkpoint this run saves (see named_resume).
         self._started_from = plan.origin

@@ -6,7 +6,10 @@ and a backward pass: they change buffers (BatchNorm's running statistics) and gr
 the parameters nor the optimizer's state. Those are copied to host memory in the background,
 and the optimizers' next ``step()`` waits for the copy (see
 :class:`~treadle.runner.checkpoint.async_writer.AsyncCheckpointWriter`); validation, which may
-swap weights in place, waits for it too (``wait_for_host_copy``).
+swap weights in place, waits for it too (``wait_for_host_copy``). Hooks that keep weights of
+their own may offer them as well (``hook_tensors``), waiting for the copy before they change
+them: EMAHook's averaged weights change after the optimizer step, and with gradient
+accumulation in iterations that have none.
 """
 
 from __future__ import annotations
@@ -15,6 +18,10 @@ from typing import Any
 
 import torch
 from torch import nn
+
+from treadle.runner.checkpoint.host_copy import hook_tensors, wait_for_host_copy
+
+__all__ = ["hook_tensors", "optimizers_of", "step_changed_tensors", "wait_for_host_copy"]
 
 
 def optimizers_of(optim_wrapper: Any) -> list[torch.optim.Optimizer]:
@@ -46,13 +53,3 @@ def step_changed_tensors(
         for state in optimizer.state.values():
             tensors.extend(v for v in state.values() if isinstance(v, torch.Tensor))
     return tensors
-
-
-def wait_for_host_copy(runner: Any) -> None:
-    """Block until the asynchronous save in flight (if any) has copied the weights it reads:
-    called before anything that changes them outside an optimizer step, such as validation
-    (EMAHook swaps the averaged weights in, in place)."""
-    strategy = getattr(runner, "strategy", None)
-    wait = getattr(getattr(strategy, "checkpoint_io", None), "wait_for_snapshot", None)
-    if wait is not None:
-        wait()

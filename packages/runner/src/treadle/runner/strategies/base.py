@@ -17,7 +17,7 @@ import logging
 import os.path as osp
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import torch
@@ -38,7 +38,7 @@ from treadle.runner.utils.process_group import end_process_group_at_exit
 
 from .activation_checkpointing import apply_activation_checkpointing
 from .async_sources import optimizers_of, step_changed_tensors
-from .checkpoint_io import CheckpointIO
+from .checkpoint_io import CheckpointIO, takes_backend_args
 
 DEFAULT_REVISE_KEYS = [(r"^module.", "")]
 # MMEngine's BaseStrategy arguments: accepted by every strategy (the Runner sets up the
@@ -463,26 +463,51 @@ class BaseStrategy:
         *,
         backend_args: dict | None = None,
         async_save: bool = False,
+        also_in_background: Iterable[torch.Tensor] = (),
     ) -> None:
         """Write a whole checkpoint dict (every rank calls; see ``checkpoint_on_every_rank``).
-        ``async_save`` returns before the write is done where the CheckpointIO can."""
+        ``async_save`` returns before the write is done where the CheckpointIO can;
+        ``also_in_background`` are tensors besides the model's and the optimizers' that may be
+        copied after that (their owner waits for the copy before it changes them)."""
         if async_save and self.model is not None:
             # Parameters and optimizer state are copied while the next forward and backward run;
             # the optimizers' next step waits for that copy.
             optimizers = optimizers_of(self.optim_wrapper)
             tensors = step_changed_tensors(self.model, optimizers)
+            tensors.extend(also_in_background)
             self.checkpoint_io.copy_in_background(optimizers, tensors)
         self.checkpoint_io.save(
             checkpoint, filepath, backend_args=backend_args, async_save=async_save
         )
 
-    def read_checkpoint(self, filepath: str, *, map_location: Any = "cpu") -> dict:
+    def prepare_async_save(self, also_in_background: Callable[[], Iterable[torch.Tensor]]) -> None:
+        """Get the host buffers of the first asynchronous save ready ahead of it, where the
+        CheckpointIO can (CheckpointHook(async_save=True) calls it before training);
+        ``also_in_background()`` as for :meth:`write_checkpoint`."""
+        prepare = getattr(self.checkpoint_io, "prepare_async_save", None)
+        if prepare is None or self.model is None:
+            return
+        optimizers = optimizers_of(self.optim_wrapper)
+        model = self.model
+
+        def tensors() -> list[torch.Tensor]:
+            return [*step_changed_tensors(model, optimizers), *also_in_background()]
+
+        prepare(optimizers, tensors)
+
+    def read_checkpoint(
+        self, filepath: str, *, map_location: Any = "cpu", backend_args: dict | None = None
+    ) -> dict:
         """Read a whole checkpoint dict (every rank calls); ``map_location='default'`` is the
-        current device."""
+        current device; ``backend_args`` (CheckpointHook's) describe the store it is on."""
         if map_location == "default":
             map_location = get_device()
+        # Given only when set and taken: a CheckpointIO of the user's may not take them.
+        extra = {}
+        if backend_args is not None and takes_backend_args(self.checkpoint_io.load):
+            extra["backend_args"] = backend_args
         checkpoint = self.checkpoint_io.load(
-            filepath, map_location=map_location, template=self.checkpoint_template()
+            filepath, map_location=map_location, template=self.checkpoint_template(), **extra
         )
         if not isinstance(checkpoint, dict):
             raise RuntimeError(

@@ -18,6 +18,7 @@ previous one. (Sharded saves copy to host memory before ``save`` returns, see
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -33,6 +34,20 @@ from treadle.runner.checkpoint.sharded_layout import is_sharded_checkpoint
 from .fsdp_optim_keys import rekey_optimizer_state
 
 
+def takes_backend_args(load: Callable[..., Any]) -> bool:
+    """Whether a CheckpointIO's ``load`` takes ``backend_args`` (one written before they
+    were passed to it does not).
+
+    Example:
+        >>> takes_backend_args(CheckpointIO().load)
+        True
+    """
+    parameters = inspect.signature(load).parameters
+    return "backend_args" in parameters or any(
+        parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values()
+    )
+
+
 class CheckpointIO:
     """One file per checkpoint, written by rank 0 (temporary name, then rename); reads a
     sharded checkpoint directory too, whole.
@@ -45,6 +60,10 @@ class CheckpointIO:
         >>> io.load('work_dirs/epoch_1.pth')['state_dict']  # doctest: +SKIP
         {}
     """
+
+    # Whether asynchronous saves go through the AsyncCheckpointWriter (whose host buffers
+    # prepare_async_save makes ready); the subclasses that write otherwise say no.
+    uses_async_writer = True
 
     def __init__(self) -> None:
         self._pending: Any = None
@@ -78,15 +97,29 @@ class CheckpointIO:
         if not async_save:
             save_checkpoint(dict(checkpoint), filepath, backend_args=backend_args)
             return
+        # Without a guarded optimizer nothing waits for a background copy: all is copied now.
+        keys = storage_keys(background) if guarded else frozenset()
+        writer = self._async_writer()
+        writer.save(checkpoint, filepath, backend_args=backend_args, background=keys)
+        writer.guard(guarded)
+
+    def prepare_async_save(
+        self, optimizers: Iterable[Any], tensors: Callable[[], Iterable[Any]]
+    ) -> None:
+        """Make the host buffers of the first asynchronous save ready ahead of it (on the rank
+        that writes): see :meth:`AsyncCheckpointWriter.prepare`; ``tensors()`` are those
+        ``copy_in_background`` will be given."""
+        optimizers = list(optimizers)
+        if self.uses_async_writer and dist.get_rank() == 0 and optimizers:
+            self._async_writer().prepare(optimizers, tensors)
+
+    def _async_writer(self) -> AsyncCheckpointWriter:
         if self._writer is None:
             # save_checkpoint looked up at call time: tests and fault injection replace it.
             self._writer = AsyncCheckpointWriter(
                 lambda *args, **kwargs: save_checkpoint(*args, **kwargs)
             )
-        # Without a guarded optimizer nothing waits for a background copy: all is copied now.
-        keys = storage_keys(background) if guarded else frozenset()
-        self._writer.save(checkpoint, filepath, backend_args=backend_args, background=keys)
-        self._writer.guard(guarded)
+        return self._writer
 
     def load(
         self,
@@ -94,12 +127,15 @@ class CheckpointIO:
         *,
         map_location: Any = "cpu",
         template: Mapping[str, Any] | None = None,
+        backend_args: dict | None = None,
     ) -> Any:
         """The checkpoint at ``filepath``: a file, or a sharded checkpoint directory read whole
-        (its optimizer state, keyed by parameter names, is re-keyed like ``template``'s)."""
-        if not is_sharded_checkpoint(os.fspath(filepath)):  # local, or on S3 (.metadata)
-            return _load_checkpoint(filepath, map_location=map_location)
-        checkpoint = load_sharded_checkpoint(filepath)
+        (its optimizer state, keyed by parameter names, is re-keyed like ``template``'s).
+        ``backend_args`` describe the store it is on (a file on a store, or a sharded
+        checkpoint there); a local path is read as it is."""
+        if not is_sharded_checkpoint(os.fspath(filepath), backend_args):  # local, or .metadata
+            return _load_checkpoint(filepath, map_location=map_location, backend_args=backend_args)
+        checkpoint = load_sharded_checkpoint(filepath, backend_args=backend_args)
         if template is not None and "optimizer" in checkpoint and "optimizer" in template:
             checkpoint["optimizer"] = rekey_optimizer_state(
                 checkpoint["optimizer"], template["optimizer"]
@@ -132,7 +168,9 @@ class CheckpointIO:
 
 class ShardedCheckpointIO(CheckpointIO):
     """A sharded checkpoint directory written by every rank with torch.distributed.checkpoint
-    (see :mod:`treadle.runner.checkpoint.sharded`); loads under any world size.
+    (see :mod:`treadle.runner.checkpoint.sharded`); loads under any world size. On S3 or
+    another treadle.fileio store, ``backend_args`` (endpoint, credentials...) are used for
+    every file of it, as for a whole-file checkpoint.
 
     Its collectives run on a gloo group of their own, created on the first save or load (every
     rank saves and loads together), so an asynchronous save can run beside training's
@@ -143,7 +181,13 @@ class ShardedCheckpointIO(CheckpointIO):
         >>> state = {'state_dict': get_model_state_dict(model)}  # doctest: +SKIP
         >>> io.save(state, 'work_dirs/epoch_1.pth', async_save=True)  # doctest: +SKIP
         >>> io.load('work_dirs/epoch_1.pth', template=state)  # doctest: +SKIP
+        >>> s3 = dict(endpoint_url='http://127.0.0.1:9000', aws_access_key_id='key',
+        ...           aws_secret_access_key='secret')
+        >>> io.save(state, 's3://bucket/run/epoch_1.pth', backend_args=s3)  # doctest: +SKIP
+        >>> io.load('s3://bucket/run/epoch_1.pth', backend_args=s3)  # doctest: +SKIP
     """
+
+    uses_async_writer = False  # torch.distributed.checkpoint's own async save
 
     def __init__(self) -> None:
         super().__init__()
@@ -163,14 +207,12 @@ class ShardedCheckpointIO(CheckpointIO):
         async_save: bool = False,
     ) -> None:
         self.wait()
-        if backend_args:
-            raise ValueError(
-                f"sharded checkpoint {filepath}: backend_args {backend_args} cannot be used; "
-                "sharded checkpoints use the default backend of their path (for S3, "
-                "configured by the AWS_* environment variables)"
-            )
         self._pending = save_sharded_checkpoint(
-            checkpoint, filepath, process_group=self.process_group(), async_save=async_save
+            checkpoint,
+            filepath,
+            process_group=self.process_group(),
+            async_save=async_save,
+            backend_args=backend_args,
         )
 
     def load(
@@ -179,12 +221,18 @@ class ShardedCheckpointIO(CheckpointIO):
         *,
         map_location: Any = "cpu",
         template: Mapping[str, Any] | None = None,
+        backend_args: dict | None = None,
     ) -> Any:
-        if not is_sharded_checkpoint(os.fspath(filepath)):  # local, or on S3 (.metadata)
+        if not is_sharded_checkpoint(os.fspath(filepath), backend_args):  # local, or .metadata
             if os.path.isdir(os.fspath(filepath)):
                 return load_sharded_checkpoint(filepath)  # raises: names what is missing
-            return super().load(filepath, map_location=map_location, template=template)
+            return super().load(
+                filepath, map_location=map_location, template=template, backend_args=backend_args
+            )
         self.wait()
         return load_sharded_checkpoint(
-            filepath, template=template, process_group=self.process_group()
+            filepath,
+            template=template,
+            process_group=self.process_group(),
+            backend_args=backend_args,
         )

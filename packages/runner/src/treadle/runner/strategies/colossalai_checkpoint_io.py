@@ -45,6 +45,8 @@ class ColossalAICheckpointIO(CheckpointIO):
         ['meta.pth', 'model', 'optimizer']
     """
 
+    uses_async_writer = False  # the booster writes synchronously
+
     def __init__(self, strategy: ColossalAIStrategy) -> None:
         super().__init__()
         self.strategy = strategy
@@ -86,10 +88,13 @@ class ColossalAICheckpointIO(CheckpointIO):
         *,
         map_location: Any = "cpu",
         template: Mapping[str, Any] | None = None,
+        backend_args: dict | None = None,
     ) -> Any:
         filepath = os.fspath(filepath)
         if not is_colossalai_checkpoint(filepath):
-            return super().load(filepath, map_location=map_location, template=template)
+            return super().load(
+                filepath, map_location=map_location, template=template, backend_args=backend_args
+            )
         self.strategy.booster.load_model(
             self.strategy.boosted_model, os.path.join(filepath, MODEL_DIR)
         )

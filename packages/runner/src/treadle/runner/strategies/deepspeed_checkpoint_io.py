@@ -60,6 +60,8 @@ class DeepSpeedCheckpointIO(CheckpointIO):
         ['mp_rank_00_model_states.pt', 'zero_pp_rank_0_mp_rank_00_optim_states.pt', ...]
     """
 
+    uses_async_writer = False  # DeepSpeed writes synchronously
+
     def __init__(self, strategy: DeepSpeedStrategy) -> None:
         super().__init__()
         self.strategy = strategy
@@ -110,10 +112,13 @@ class DeepSpeedCheckpointIO(CheckpointIO):
         *,
         map_location: Any = "cpu",
         template: Mapping[str, Any] | None = None,
+        backend_args: dict | None = None,
     ) -> Any:
         filepath = os.fspath(filepath)
         if not is_deepspeed_checkpoint(filepath):
-            return super().load(filepath, map_location=map_location, template=template)
+            return super().load(
+                filepath, map_location=map_location, template=template, backend_args=backend_args
+            )
         # The weights now (loading them again later is skipped); the optimizer state when
         # load_optim_state_dict asks (a resume), not for load_from.
         client_state = self.strategy.load_engine_weights(filepath)
