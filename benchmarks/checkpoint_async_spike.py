@@ -12,9 +12,11 @@ it holds everything the save costs, the background copy and the whole write incl
 it falls. Printed per mode: the slowest step of each period against the normal step (the
 median step of the runs without checkpoints), as the median over the saves and the worst; the
 first save of each run is reported apart (its host buffers are new: made ready after the first
-optimizer step, by a thread at the lowest priority). The runs without checkpoints are cut into periods the same way:
-their line is the machine's own noise, the floor the other two lines stand on. Then how long
-the background writes took and how long optimizer steps waited for the background copy.
+optimizer step, by a thread at the lowest priority). The runs without checkpoints are cut into
+periods the same way: their line is the machine's own noise, the floor the other two lines
+stand on. Then how long the background writes took and how long optimizer steps waited for the
+background copy. Each run starts after ``os.sync()``, so that no run's dirty pages are written
+back during the next.
 
     hatch run python benchmarks/checkpoint_async_spike.py [--steps 60] [--every 10] [--rounds 2]
 """
@@ -181,6 +183,9 @@ def main() -> None:
         for round_number in range(args.rounds):
             for mode in MODES:
                 work_dir = os.path.join(root, f"{mode}_{round_number}")
+                # The runs before left dirty pages (their checkpoints): written back to the disk
+                # now, not by the kernel in the middle of this run's steps.
+                os.sync()
                 times = train(work_dir, args.steps, args.every, mode)
                 first, later = periods(times, args.every)
                 firsts[mode].append(first)
