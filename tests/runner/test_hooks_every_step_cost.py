@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from call_counts import calls_while_training
-from runner_toy_model import toy_cfg
+from runner_toy_model import TOY_LOOPS, toy_cfg
 
 from treadle.runner.hooks import Hook, IterTimerHook, RuntimeInfoHook
 from treadle.runner.runner import Runner
@@ -24,12 +24,7 @@ class CountSteps(Hook):
         self.steps += 1
 
 
-ITER_BASED = dict(
-    train_cfg=dict(by_epoch=False, max_iters=12, val_interval=6),
-    param_scheduler=dict(type="MultiStepLR", milestones=[4, 8], by_epoch=False),
-    log_processor=dict(by_epoch=False),
-)
-LOOPS = [pytest.param({}, id="epoch-based"), pytest.param(ITER_BASED, id="iter-based")]
+LOOPS = TOY_LOOPS
 
 
 @pytest.mark.parametrize("cfg", LOOPS)

@@ -33,6 +33,7 @@ import os
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import pytest
 import torch
 from torch import nn
 from torch.utils.data import Dataset
@@ -324,6 +325,19 @@ def toy_iter_cfg(work_dir: Any, **overrides: Any) -> dict[str, Any]:
     )
     base.update(overrides)
     return toy_cfg(work_dir, **base)
+
+
+# toy_cfg's 12 iterations (3 epochs of 4) run iteration-based: with it, the hook tests run both
+# loops (``@pytest.mark.parametrize("cfg", TOY_LOOPS)``, then ``toy_cfg(tmp_path, **cfg)``).
+TOY_ITER_BASED_12 = dict(
+    train_cfg=dict(by_epoch=False, max_iters=12, val_interval=6),
+    param_scheduler=dict(type="MultiStepLR", milestones=[4, 8], by_epoch=False),
+    log_processor=dict(by_epoch=False),
+)
+TOY_LOOPS = [
+    pytest.param({}, id="epoch-based"),
+    pytest.param(TOY_ITER_BASED_12, id="iter-based"),
+]
 
 
 def toy_store_cfg(work_dir: Any, out_dir: str, **checkpoint: Any) -> dict[str, Any]:
