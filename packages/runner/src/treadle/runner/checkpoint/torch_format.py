@@ -10,6 +10,8 @@ from typing import IO, Any
 
 import torch
 
+from .direct_file import DirectFile
+from .disk_writeback import open_untruncated
 from .errors import UnsafeCheckpointError
 from .write_pacing import PacedFile, current_pace
 
@@ -27,9 +29,17 @@ def save_torch(checkpoint: Any, file: str | IO[bytes]) -> None:
     if pace is None or not isinstance(file, str):
         torch.save(checkpoint, file)
         return
-    # A background write spread over the next training steps (see .write_pacing).
-    with open(file, "wb") as handle:
-        torch.save(checkpoint, PacedFile(handle, pace))
+    # A background write spread over the next training steps (see .write_pacing), around the
+    # page cache where the file system allows it (see .direct_file).
+    direct = DirectFile.open(file)
+    if direct is not None:
+        with direct:
+            torch.save(checkpoint, PacedFile(direct, pace))
+        return
+    with open_untruncated(file) as handle:
+        paced = PacedFile(handle, pace)
+        torch.save(checkpoint, paced)
+        paced.finish()
 
 
 def load_torch(

@@ -11,6 +11,11 @@ A write never waits for steps that do not come: when no step was seen for severa
 usual step time (validation, the end of training, a loop without torch optimizers) or when
 the training thread itself waits for the write (``release``), the rest goes at full speed.
 
+The file goes around the page cache where the file system allows it (:mod:`.direct_file`);
+elsewhere each piece goes on to the disk as soon as it is written and leaves the page cache
+once it is there (:mod:`.disk_writeback`). The kernel's own writeback of the whole file, later
+and in one burst, slowed the steps it fell on more than the write had.
+
 The write reaches the file through :class:`PacedFile` only where the writing thread has a
 pace (:func:`pacing`): :func:`treadle.runner.checkpoint.torch_format.save_torch` asks
 :func:`current_pace`; every other write is unchanged.
@@ -23,6 +28,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO
+
+from .disk_writeback import DiskWriteback
 
 # Pieces handed to the file: small enough that the training thread never queues behind one
 # long copy into the page cache, large enough that the calls cost nothing.
@@ -76,6 +83,11 @@ class WritePace:
             self._free = True
             self._condition.notify_all()
 
+    @property
+    def released(self) -> bool:
+        """Whether the rest goes at once (``release``, or no step came)."""
+        return self._free
+
     def take(self, wanted: int) -> int:
         """Block until some of ``wanted`` bytes may be written; return how many."""
         with self._condition:
@@ -92,11 +104,13 @@ class WritePace:
 
 class PacedFile:
     """A binary file whose ``write`` goes piece by piece, as ``pace`` allows (what
-    ``torch.save`` writes to)."""
+    ``torch.save`` writes to); each piece goes on to the disk as it is written
+    (:class:`~.disk_writeback.DiskWriteback`)."""
 
     def __init__(self, file: IO[bytes], pace: WritePace) -> None:
         self._file = file
         self._pace = pace
+        self._writeback = DiskWriteback.of(file, PIECE_BYTES)
 
     def write(self, data: bytes | bytearray | memoryview) -> int:
         view = memoryview(data).cast("B")
@@ -105,7 +119,15 @@ class PacedFile:
             granted = self._pace.take(min(PIECE_BYTES, len(view) - start))
             self._file.write(view[start : start + granted])
             start += granted
+            if self._writeback is not None:
+                # Once the training thread waits for the write, the disk is not waited for.
+                self._writeback.advance(granted, drop=not self._pace.released)
         return len(view)
+
+    def finish(self) -> None:
+        """The last byte was written: its disk write starts (before the file is closed)."""
+        if self._writeback is not None:
+            self._writeback.finish()
 
     def flush(self) -> None:
         self._file.flush()
