@@ -220,7 +220,7 @@ def main() -> None:
     slowest: dict[str, list[float]] = {mode: [] for mode in MODES}
     firsts: dict[str, list[float]] = {mode: [] for mode in MODES}
     plain: list[float] = []
-    plain_starts: list[list[float]] = []
+    plain_runs: list[list[float]] = []  # each run's step times
     windows: list[tuple[int, float]] = []
     phases = Phases()
     with tempfile.TemporaryDirectory() as root:
@@ -239,7 +239,7 @@ def main() -> None:
                 slowest[mode].extend(later)
                 if mode == "none":
                     plain.extend(times[args.every :])
-                    plain_starts.append(starts)
+                    plain_runs.append(times)
                 if mode == "async":
                     windows.extend(under_way(starts, args.every, phases.ends[ends_before:]))
     normal = statistics.median(plain)
@@ -255,8 +255,7 @@ def main() -> None:
     # checkpoints, cut the same way (as many steps from each period's start), are the floor.
     length = round(statistics.median(count for count, _ in windows)) if windows else 1
     floor = []
-    for starts in plain_starts:
-        times = step_times(starts)
+    for times in plain_runs:
         floor.extend(
             max(times[start : start + length])
             for start in range(2 * args.every - 1, len(times), args.every)

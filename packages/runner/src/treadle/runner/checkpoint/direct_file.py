@@ -23,6 +23,8 @@ import mmap
 import os
 from types import TracebackType
 
+from .disk_writeback import open_emptied
+
 # The staging buffer: as large as the pieces of a paced write (.write_pacing.PIECE_BYTES).
 STAGING_BYTES = 4 << 20
 # The tail is padded to this: a multiple of every logical block size in use.
@@ -54,16 +56,13 @@ class DirectFile:
         flag = getattr(os, "O_DIRECT", 0)
         if not flag:
             return None
-        flags = os.O_WRONLY | os.O_CREAT | flag | getattr(os, "O_CLOEXEC", 0)
         try:
-            descriptor = os.open(path, flags, 0o666)
+            descriptor = open_emptied(path, flag)
         except OSError as err:
             if err.errno == errno.EINVAL:  # the file system refuses O_DIRECT
                 return None
             raise
         try:
-            if os.fstat(descriptor).st_size:
-                os.ftruncate(descriptor, 0)
             return cls(descriptor)
         except BaseException:
             os.close(descriptor)

@@ -131,11 +131,24 @@ def open_untruncated(path: str) -> IO[bytes]:
         >>> with open_untruncated('/tmp/new.bin') as file:
         ...     file.write(b'data')
     """
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+    descriptor = open_emptied(path)
     try:
-        if os.fstat(descriptor).st_size:
-            os.ftruncate(descriptor, 0)
         return os.fdopen(descriptor, "wb")
     except BaseException:
         os.close(descriptor)
         raise
+
+
+def open_emptied(path: str, flags: int = 0) -> int:
+    """A descriptor of ``path`` open for writing (with ``flags`` added), created if missing;
+    emptied with ``ftruncate`` only if it has content, never opened with ``O_TRUNC`` (see
+    :func:`open_untruncated`)."""
+    flags |= os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    descriptor = os.open(path, flags, 0o666)
+    try:
+        if os.fstat(descriptor).st_size:
+            os.ftruncate(descriptor, 0)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
