@@ -11,22 +11,12 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
 
 import torch
+from iter_counter import CountIters
 from runner_toy_model import toy_cfg
 
 from treadle import fileio
-from treadle.runner.hooks import Hook
 from treadle.runner.runner import FlexibleRunner
 from treadle.runner.strategies.checkpoint_io import ShardedCheckpointIO
-
-
-class _CountIters(Hook):
-    """How many iterations this runner trained (a resumed one trains only what was left)."""
-
-    def __init__(self):
-        self.trained = 0
-
-    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
-        self.trained += 1
 
 
 def _full_weights(strategy):
@@ -65,7 +55,7 @@ def _runner(work_dir, name, backend_args, counter, **overrides):
 def scenario_runner_saves_with_backend_args_and_resumes_exactly(context):
     backend_args = json.loads(os.environ["TREADLE_TEST_BACKEND_ARGS"])
     work = os.path.join(context["out_dir"], "work")
-    first = _CountIters()
+    first = CountIters()
     runner = _runner(work, "sharded_backend_args_a", backend_args, first)
     runner.train()
     finished = _full_weights(runner.strategy)
@@ -78,11 +68,11 @@ def scenario_runner_saves_with_backend_args_and_resumes_exactly(context):
     else:
         objects = None
     torch.distributed.barrier()
-    second = _CountIters()
+    second = CountIters()
     resumed = _runner(work, "sharded_backend_args_b", backend_args, second, resume=True)
     resumed.train()
     # Named (--resume PATH) from a work_dir of its own.
-    third = _CountIters()
+    third = CountIters()
     named = os.path.join(context["out_dir"], "named")
     by_path = _runner(
         named, "sharded_backend_args_c", backend_args, third, resume=f"{folder}/epoch_2.pth"

@@ -12,20 +12,20 @@ from .sharded_layout import METADATA_FILE, is_sharded_checkpoint
 _WEIGHTS_KEYS = ("state_dict", "meta")
 
 
-def consolidate_sharded_checkpoint(
-    sharded_dir: str | os.PathLike, out: str | os.PathLike, *, weights_only: bool | None = None
-) -> dict[str, Any]:
-    """Write the sharded checkpoint ``sharded_dir`` to the file ``out`` (``.pth``: everything,
-    or the weights and meta with ``weights_only``; ``.safetensors``: the weights and meta) and
-    return what was written. The whole checkpoint is gathered in this process's memory.
+def _store_args(path: str, backend_args: dict | None) -> dict | None:
+    # The arguments describe a store (endpoint, credentials): a local path is used as it is.
+    return backend_args if "://" in path else None
 
-    Example:
-        >>> consolidate_sharded_checkpoint('work_dirs/fsdp/epoch_3.pth', 'model.safetensors')
-        ...     # doctest: +SKIP
-    """
-    from .sharded import load_sharded_checkpoint
 
-    sharded_dir, out = os.fspath(sharded_dir), os.fspath(out)
+def _check_source(sharded_dir: str, backend_args: dict | None) -> None:
+    if "://" in sharded_dir:
+        if not is_sharded_checkpoint(sharded_dir, backend_args):
+            hint = "" if backend_args else " (a store other than the default one: backend_args)"
+            raise FileNotFoundError(
+                f"no complete sharded checkpoint at {sharded_dir}{hint}: it has no "
+                f"{METADATA_FILE} (the file torch.distributed.checkpoint writes last)"
+            )
+        return
     if not os.path.isdir(sharded_dir):
         raise FileNotFoundError(f"no sharded checkpoint directory at {sharded_dir}")
     if not is_sharded_checkpoint(sharded_dir):
@@ -33,12 +33,47 @@ def consolidate_sharded_checkpoint(
             f"{sharded_dir} is not a complete sharded checkpoint: it has no {METADATA_FILE} (the "
             "file torch.distributed.checkpoint writes last)"
         )
-    if os.path.abspath(out) == os.path.abspath(sharded_dir):
+
+
+def _same_place(first: str, second: str) -> bool:
+    if "://" in first or "://" in second:
+        return first.rstrip("/") == second.rstrip("/")
+    return os.path.abspath(first) == os.path.abspath(second)
+
+
+def consolidate_sharded_checkpoint(
+    sharded_dir: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    weights_only: bool | None = None,
+    backend_args: dict | None = None,
+) -> dict[str, Any]:
+    """Write the sharded checkpoint ``sharded_dir`` to the file ``out`` (``.pth``: everything,
+    or the weights and meta with ``weights_only``; ``.safetensors``: the weights and meta) and
+    return what was written. The whole checkpoint is gathered in this process's memory.
+    ``backend_args`` (as given to CheckpointHook: endpoint, credentials...) describe the store
+    of whichever of ``sharded_dir`` and ``out`` is a URL (``s3://...``); a local path does not
+    use them.
+
+    Example:
+        >>> consolidate_sharded_checkpoint('work_dirs/fsdp/epoch_3.pth', 'model.safetensors')
+        ...     # doctest: +SKIP
+        >>> consolidate_sharded_checkpoint(
+        ...     's3://bucket/fsdp/epoch_3.pth', 's3://bucket/fsdp/model.pth',
+        ...     backend_args=dict(endpoint_url='http://127.0.0.1:9000'))  # doctest: +SKIP
+    """
+    from .sharded import load_sharded_checkpoint
+
+    sharded_dir, out = os.fspath(sharded_dir), os.fspath(out)
+    _check_source(sharded_dir, _store_args(sharded_dir, backend_args))
+    if _same_place(out, sharded_dir):
         raise ValueError(f"consolidate: the output {out} is the sharded checkpoint itself")
     if weights_only is None:
         weights_only = out.endswith(".safetensors")
-    checkpoint = load_sharded_checkpoint(sharded_dir)
+    checkpoint = load_sharded_checkpoint(
+        sharded_dir, backend_args=_store_args(sharded_dir, backend_args)
+    )
     if weights_only:
         checkpoint = {key: checkpoint[key] for key in _WEIGHTS_KEYS if key in checkpoint}
-    save_checkpoint(checkpoint, out)
+    save_checkpoint(checkpoint, out, backend_args=_store_args(out, backend_args))
     return checkpoint

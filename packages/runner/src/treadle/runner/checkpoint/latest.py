@@ -130,10 +130,15 @@ def _is_local(path: str) -> bool:
     return isinstance(fileio.get_file_backend(path, enable_singleton=True), LocalBackend)
 
 
-def _read_text(path: str) -> str | None:
-    if not fileio.exists(path):
+def _read_text(path: str, backend_args: dict | None = None) -> str | None:
+    backend = _backend(path, backend_args)
+    if not backend.exists(path):
         return None
-    return fileio.get_text(path).strip() or None
+    return backend.get_text(path).strip() or None
+
+
+def _is_folder(path: str, backend_args: dict | None) -> bool:
+    return _backend(path, backend_args).isdir(path)
 
 
 def _folder(path: str) -> str:
@@ -147,7 +152,7 @@ def _all_candidates(
     out_dir note name, as (number, path), oldest first."""
     candidates = _candidates(path, local, backend_args)
     folders = {_folder(pointed)} if pointed is not None else set()
-    out_dir = _read_text(fileio.join_path(path, OUT_DIR_NOTE))
+    out_dir = _read_text(_backend(path, backend_args).join_path(path, OUT_DIR_NOTE), backend_args)
     if out_dir is not None:
         folders.add(out_dir)
     for folder in folders:
@@ -169,16 +174,17 @@ def resumable_checkpoints(path: str, backend_args: dict | None = None) -> list[s
         ['work_dirs/resnet/epoch_12.pth', 'work_dirs/resnet/epoch_11.pth']
     """
     path = os.fspath(path)
-    if not fileio.isdir(path):
+    if not _is_folder(path, backend_args):
         return []
-    candidates = _all_candidates(path, _is_local(path), read_pointer(path), backend_args)
+    pointed = read_pointer(path, backend_args)
+    candidates = _all_candidates(path, _is_local(path), pointed, backend_args)
     return [candidate for _, candidate in reversed(candidates)]
 
 
 def _in_order(path: str, local: bool, backend_args: dict | None = None) -> list[str]:
     """The checkpoints to try, best first: the pointer when it is complete and as far in
     training as any other, then the others, newest first."""
-    pointed = read_pointer(path)
+    pointed = read_pointer(path, backend_args)
     candidates = _all_candidates(path, local, pointed, backend_args)
     ordered = [candidate for _, candidate in reversed(candidates)]
     newest = candidates[-1] if candidates else None
@@ -222,14 +228,18 @@ def _written_after(first: str, second: str) -> bool:
 
 def find_latest_checkpoint(path: str, backend_args: dict | None = None) -> str | None:
     """The newest complete checkpoint in the work directory ``path``, or None. ``backend_args``
-    (CheckpointHook's) describe the store of its out_dir, if it has one.
+    (CheckpointHook's) describe the store of its out_dir, if it has one, or of ``path`` itself
+    when it is a URL (an out_dir on S3: its pointer, listing and digests are read through them).
 
     Example:
         >>> find_latest_checkpoint('work_dirs/resnet')
         'work_dirs/resnet/epoch_12.pth'
+        >>> find_latest_checkpoint('s3://bucket/ckpts/resnet',
+        ...                        dict(endpoint_url='http://minio:9000'))  # doctest: +SKIP
+        's3://bucket/ckpts/resnet/epoch_12.pth'
     """
     path = os.fspath(path)
-    if not fileio.isdir(path):
+    if not _is_folder(path, backend_args):
         print_log("Did not find last_checkpoint to be resumed.", logger="current")
         return None
     for candidate in _in_order(path, _is_local(path), backend_args):

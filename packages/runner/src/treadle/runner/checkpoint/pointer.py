@@ -82,16 +82,24 @@ def resolve_pointer(folder: str, text: str) -> str:
     return fileio.join_path(os.fspath(folder), text)
 
 
-def read_pointer(folder: str) -> str | None:
+def read_pointer(folder: str, backend_args: dict | None = None) -> str | None:
     """The checkpoint named by the ``last_checkpoint`` of ``folder`` (resolved, see
     :func:`resolve_pointer`), or None when there is no pointer or it is empty.
+    ``backend_args`` (CheckpointHook's: endpoint, credentials...) describe the store of a
+    ``folder`` that is a URL; a local folder is read as it is.
 
     Example:
         >>> read_pointer('work_dirs/toy')
         'work_dirs/toy/epoch_3.pth'
+        >>> read_pointer('s3://bucket/run', backend_args=dict(endpoint_url='http://minio:9000'))
+        's3://bucket/run/epoch_3.pth'
     """
-    path = fileio.join_path(os.fspath(folder), POINTER)
-    if not fileio.exists(path):
+    folder = os.fspath(folder)
+    # The arguments describe a store: a local work_dir beside it is read as it is.
+    store_args = backend_args if _is_url(folder) else None
+    backend = fileio.get_file_backend(folder, backend_args=store_args, enable_singleton=True)
+    path = backend.join_path(folder, POINTER)
+    if not backend.exists(path):
         return None
-    text = fileio.get_text(path).strip()
+    text = backend.get_text(path).strip()
     return resolve_pointer(folder, text) if text else None

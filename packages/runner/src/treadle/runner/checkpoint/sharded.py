@@ -11,6 +11,10 @@ Differences from calling DCP directly:
   ``.metadata``, written last, marks it complete;
 - values that are not sharded (meta, message hub, loop state, schedulers) are saved from rank 0
   only, so what is saved does not depend on which rank DCP's deduplication picks;
+- an asynchronous save may copy the parameters and the optimizer's state to host memory in a
+  thread of its own while the next forward and backward run (:mod:`.sharded_staging`), the
+  optimizers' next step waiting for the copy; a copy that fails on one rank fails the save on
+  every rank, never leaving the others waiting;
 - nothing in the checkpoint runs code when loaded: the metadata is read by an unpickler that
   builds DCP's own records only, and saved objects load with ``torch.load(weights_only=True)``;
 - loading takes a *template* (what the strategy would save now): its DTensors are filled in
@@ -26,7 +30,7 @@ import os
 import pickle
 import shutil
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
 import torch
@@ -40,12 +44,14 @@ from .sharded_layout import (
     replaced_path,
     temporary_path,
 )
+from .sharded_staging import BackgroundStager, ShardedStagingError, detach_state
 from .sharded_storage import fileio_writer, is_store_path, store_backend, use_fileio
 from .torch_format import load_torch
 
 __all__ = [
     "PendingSave",
     "ShardedCheckpointMismatch",
+    "ShardedStagingError",
     "load_sharded_checkpoint",
     "save_sharded_checkpoint",
 ]
@@ -216,13 +222,19 @@ def _publish(temporary: str, path: str) -> None:
 
 class PendingSave:
     """A save that runs in the background: :meth:`wait` returns once it is complete and named
-    (and raises what went wrong)."""
+    (and raises what went wrong); :meth:`wait_for_snapshot` once its state is in host memory."""
 
-    def __init__(self, future: concurrent.futures.Future, finish: Callable[[], None] | None):
+    def __init__(
+        self,
+        future: concurrent.futures.Future,
+        finish: Callable[[], None] | None,
+        staged: concurrent.futures.Future | None = None,
+    ):
         self.future = future
         self._finished = threading.Event()
         self._error: BaseException | None = None
         self._finish = finish
+        self._staged = staged
         future.add_done_callback(self._done)
 
     def _done(self, future: concurrent.futures.Future) -> None:
@@ -237,11 +249,34 @@ class PendingSave:
     def done(self) -> bool:
         return self._finished.is_set()
 
+    def wait_for_snapshot(self) -> None:
+        """Block until the state is copied to host memory (at once when it was copied before
+        the save returned): from then on training may change it. Errors are ``wait``'s."""
+        if self._staged is not None:
+            concurrent.futures.wait([self._staged])
+
     def wait(self) -> None:
-        self.future.result()
+        with _staging_errors():
+            self.future.result()
         self._finished.wait()
         if self._error is not None:
             raise self._error
+
+
+@contextlib.contextmanager
+def _staging_errors() -> Iterator[None]:
+    """A failed background copy (on any rank) fails DCP's save on every rank: each raises the
+    copy's own error, which names the checkpoint and the rank, not DCP's wrapper."""
+    from torch.distributed.checkpoint import CheckpointException
+
+    try:
+        yield
+    except CheckpointException as error:
+        for failure in error.failures.values():
+            cause = failure[0] if isinstance(failure, tuple) else failure
+            if isinstance(cause, ShardedStagingError):
+                raise ShardedStagingError(str(cause)) from error
+        raise
 
 
 def save_sharded_checkpoint(
@@ -251,13 +286,22 @@ def save_sharded_checkpoint(
     process_group: Any = None,
     async_save: bool = False,
     backend_args: dict | None = None,
+    stager: BackgroundStager | None = None,
+    background: Collection[int] = (),
 ) -> PendingSave | None:
     """Write ``checkpoint`` (nested dicts whose model and optimizer states hold DTensors) as the
     sharded checkpoint directory ``path`` (a local folder, or an ``s3://`` or other
     treadle.fileio URL); every rank calls it.
 
-    With ``async_save`` the state is copied to host memory before it returns and the files are
-    written by a background thread: the returned :class:`PendingSave` says when it is done.
+    With ``async_save`` the files are written by a background thread: the returned
+    :class:`PendingSave` says when it is done. Without a ``stager`` the state is copied to
+    host memory before it returns. With a :class:`BackgroundStager` only the dicts and lists
+    are rebuilt and the tensors cloned that are not in ``background`` (the storage keys, see
+    :func:`.sharded_staging.sharded_storage_keys`, of tensors that only an optimizer step
+    changes: parameters and optimizer state, DTensors included); those are copied by the
+    stager's thread while training goes on, and the caller makes the optimizers' next
+    ``step()`` wait for ``PendingSave.wait_for_snapshot()``. A failed copy is raised by
+    ``wait()`` on every rank (:class:`ShardedStagingError`, naming ``path``).
     ``process_group`` carries the checkpoint's collectives (a gloo group of its own lets them
     run beside training's). ``backend_args`` (as given to CheckpointHook: endpoint,
     credentials...) describe the store of a URL ``path``; a local path does not use them.
@@ -286,6 +330,17 @@ def save_sharded_checkpoint(
     state = _pack(dict(checkpoint) if rank == 0 else (_sharded_only(checkpoint) or {}))
     writer = fileio_writer(path, backend_args) if store else dcp.FileSystemWriter(temporary)
     publish = (lambda: _publish(temporary, path)) if rank == 0 and not store else None
+    if async_save and stager is not None:
+        detached, pending = detach_state(state, background)
+        response = dcp.async_save(
+            stager.wrap(detached, pending, path),
+            storage_writer=writer,
+            process_group=process_group,
+            no_dist=not distributed,
+            async_stager=stager,
+            planner=stager.planner(),
+        )
+        return PendingSave(response.upload_completion, publish, response.staging_completion)
     if async_save:
         future = dcp.async_save(
             state, storage_writer=writer, process_group=process_group, no_dist=not distributed

@@ -1,9 +1,36 @@
 """``treadle checkpoint consolidate SHARDED_DIR OUT``: a sharded (FSDP) checkpoint as one
-``.pth`` or ``.safetensors`` file."""
+``.pth`` or ``.safetensors`` file; ``--backend-args JSON`` gives the endpoint and credentials
+of the store (S3, MinIO...) either may be on, as CheckpointHook's ``backend_args``."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from typing import Any
+
+_EXAMPLE = '{"endpoint_url": "http://127.0.0.1:9000"}'
+
+
+def backend_args_json(text: str) -> dict[str, Any]:
+    """The ``--backend-args`` value: a JSON object, as CheckpointHook's ``backend_args``.
+
+    Example:
+        >>> backend_args_json('{"endpoint_url": "http://127.0.0.1:9000"}')
+        {'endpoint_url': 'http://127.0.0.1:9000'}
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not JSON ({error}): give a JSON object such as '{_EXAMPLE}'"
+        ) from None
+    if not isinstance(value, dict):
+        kind = {list: "list", str: "string", bool: "boolean"}.get(type(value), "number")
+        kind = "null" if value is None else kind
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a JSON {kind}, not an object: give a JSON object such as '{_EXAMPLE}'"
+        )
+    return value
 
 
 def add_checkpoint_command(subcommands: argparse._SubParsersAction) -> None:
@@ -29,6 +56,14 @@ def add_checkpoint_command(subcommands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="keep only the model weights and meta in a .pth file too",
     )
+    consolidate.add_argument(
+        "--backend-args",
+        type=backend_args_json,
+        metavar="JSON",
+        help="the treadle.fileio backend arguments (endpoint_url, credentials...) of the store "
+        "SHARDED_DIR or OUT is on when it is a URL, as CheckpointHook's backend_args, e.g. "
+        f"'{_EXAMPLE}'",
+    )
     consolidate.set_defaults(run=run_consolidate)
 
 
@@ -40,7 +75,10 @@ def run_consolidate(args: argparse.Namespace) -> int:
     from treadle.runner.checkpoint.consolidate import consolidate_sharded_checkpoint
 
     written = consolidate_sharded_checkpoint(
-        args.sharded_dir, args.out, weights_only=True if args.weights_only else None
+        args.sharded_dir,
+        args.out,
+        weights_only=True if args.weights_only else None,
+        backend_args=args.backend_args,
     )
     weights = written.get("state_dict", {})
     print(

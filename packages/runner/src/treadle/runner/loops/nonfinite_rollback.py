@@ -24,6 +24,7 @@ from treadle import dist
 from treadle.logging import print_log
 
 from ..checkpoint.latest import find_latest_checkpoint
+from ..checkpoint.run_store import checkpoint_backend_args, store_backend_args
 from .nonfinite import NonFiniteLossError
 
 
@@ -70,10 +71,14 @@ class Rollback:
         if dist.get_world_size() > 1:
             # Rank 0 wrote it (possibly asynchronously): read it once every rank is done.
             dist.barrier()
-        path = find_latest_checkpoint(os.fspath(runner.work_dir))
+        # CheckpointHook's out_dir may be on a store reached through its backend_args.
+        work_dir = os.fspath(runner.work_dir)
+        path = find_latest_checkpoint(work_dir, checkpoint_backend_args(runner))
         if path is None:
             raise self._stop(error, f"no checkpoint was saved in {runner.work_dir} yet")
-        checkpoint = strategy.read_checkpoint(path, map_location="cpu")
+        checkpoint = strategy.read_checkpoint(
+            path, map_location="cpu", backend_args=store_backend_args(runner, path)
+        )
         strategy.load_model_state_dict(checkpoint["state_dict"], strict=True)
         optim_wrapper = getattr(runner, "optim_wrapper", None)
         if "optimizer" in checkpoint and callable(getattr(optim_wrapper, "load_state_dict", None)):

@@ -7,7 +7,7 @@ from typing import Any
 
 from treadle.runner.strategies import BaseStrategy, SingleDeviceStrategy
 
-from .checkpoint_storage import store_backend_args
+from ..checkpoint.run_store import store_backend_args
 from .mmengine_migration import migrate_mmengine_checkpoint, mmengine_safe_globals
 from .strategy_binding import bound_strategy
 

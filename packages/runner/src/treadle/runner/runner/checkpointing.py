@@ -23,9 +23,9 @@ from treadle.runner.checkpoint import tensors_to_cpu
 from treadle.runner.checkpoint.host_copy import hook_tensors
 from treadle.runner.model import unwrap_model
 
+from ..checkpoint.run_store import checkpoint_backend_args, checkpoint_out_dir
 from .checkpoint_contents import message_hub_state, sanitize
 from .checkpoint_loading import load_runner_checkpoint, read_runner_checkpoint
-from .checkpoint_storage import checkpoint_backend_args
 from .named_resume import CFG_FINGERPRINT, STARTED_FROM
 from .resuming import plan_load_or_resume, plan_start, resume_runner
 from .stateful_parts import stateful_hooks, train_dataset
@@ -34,6 +34,7 @@ from .strategy_binding import bound_strategy
 __all__ = [
     "build_runner_checkpoint",
     "checkpoint_backend_args",
+    "checkpoint_out_dir",
     "load_runner_checkpoint",
     "plan_load_or_resume",
     "plan_start",

@@ -44,6 +44,7 @@ from treadle import dist, fileio
 from treadle.dist import is_main_process
 from treadle.logging import print_log
 from treadle.runner.checkpoint.pointer import write_pointer
+from treadle.runner.checkpoint.run_store import checkpoint_backend_args
 
 FILENAME = "preempted.pth"
 EXIT_CODE = 75
@@ -227,12 +228,17 @@ class Preemption:
         # Recorded in the checkpoint as CheckpointHook records its own: a resumed run knows
         # which file it continues.
         runner.message_hub.update_info("last_ckpt", path)
+        backend_args = checkpoint_backend_args(runner)
         runner.save_checkpoint(
-            out_dir, FILENAME, meta=dict(epoch=runner.epoch, iter=runner.iter), by_epoch=False
+            out_dir,
+            FILENAME,
+            meta=dict(epoch=runner.epoch, iter=runner.iter),
+            by_epoch=False,
+            backend_args=backend_args,
         )
         runner.strategy.wait_for_checkpoint()
         if is_main_process():
-            _write_pointers(runner, out_dir, path)
+            _write_pointers(runner, out_dir, path, backend_args)
             slurm_signal = self.received in self.settings["slurm_signals"]
             if slurm_signal and _under_slurm() and self.settings["requeue"]:
                 _requeue(runner)
@@ -252,11 +258,12 @@ def _checkpoint_dir(runner: Any) -> str:
     return os.fspath(runner.work_dir)
 
 
-def _write_pointers(runner: Any, out_dir: str, path: str) -> None:
+def _write_pointers(runner: Any, out_dir: str, path: str, backend_args: dict | None) -> None:
     work_dir = os.fspath(runner.work_dir)
     write_pointer(work_dir, path)
     if out_dir != work_dir:
-        write_pointer(out_dir, path)
+        backend = fileio.get_file_backend(out_dir, backend_args=backend_args, enable_singleton=True)
+        write_pointer(out_dir, path, backend=backend)
 
 
 def _requeue(runner: Any) -> None:

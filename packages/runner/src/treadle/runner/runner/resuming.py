@@ -57,6 +57,7 @@ def _decide(
     logger: Any,
     fingerprint: str | None,
     backend_args: dict | None,
+    out_dir: str | None = None,
 ) -> StartPlan:
     named = named_checkpoint(resume, load_from)
     if named is not None:
@@ -72,12 +73,18 @@ def _decide(
             return StartPlan(None, None, None)
         return StartPlan("load", load_from, resolved(load_from))
     latest = find_latest_checkpoint(work_dir, backend_args)
+    if latest is None and out_dir is not None:
+        # A new work_dir (another machine, a cleaned disk) of a run that saved to a store: its
+        # pointer and checkpoints are in the out_dir, read through backend_args.
+        logger.info(f"resume: looking for checkpoints in CheckpointHook's out_dir {out_dir}")
+        latest = find_latest_checkpoint(out_dir, backend_args)
     if latest is not None:
         logger.info(f"Auto resumed from the latest checkpoint {latest}.")
         return StartPlan("resume", latest, _inherited_origin(latest, backend_args))
+    also = "" if out_dir is None else f" nor does CheckpointHook's out_dir {out_dir},"
     logger.warning(
-        f"resume=True but work_dir {work_dir} holds no complete checkpoint and load_from is "
-        "not set: training starts from scratch"
+        f"resume=True but work_dir {work_dir} holds no complete checkpoint,{also} and load_from "
+        "is not set: training starts from scratch"
     )
     return StartPlan(None, None, None)
 
@@ -89,6 +96,7 @@ def plan_start(
     logger: Any,
     fingerprint: str | None = None,
     backend_args: dict | None = None,
+    out_dir: str | None = None,
 ) -> StartPlan:
     """Where a runner starts from, and what its checkpoints record as its origin.
 
@@ -98,7 +106,9 @@ def plan_start(
     one exactly, unless ``work_dir`` holds newer checkpoints of a run that started from it
     with the config of ``fingerprint`` (see :mod:`.named_resume`). ``resume=False``:
     ``load_from`` loads weights only. Rank 0 decides and the others follow. ``backend_args``
-    (the CheckpointHook's) describe the store of its out_dir, where it is one.
+    (the CheckpointHook's) describe the store of its out_dir, where it is one. ``out_dir`` (the
+    folder the CheckpointHook writes to, when not ``work_dir``): where ``resume=True`` looks
+    when ``work_dir`` holds no checkpoint, following the pointer there.
 
     Example:
         >>> plan = plan_start('work_dirs/toy', True, 'work_dirs/toy/epoch_1.pth', logger, 'a1b2')
@@ -107,7 +117,9 @@ def plan_start(
     """
     plan = [None]
     if dist.get_rank() == 0:
-        plan[0] = tuple(_decide(work_dir, resume, load_from, logger, fingerprint, backend_args))
+        plan[0] = tuple(
+            _decide(work_dir, resume, load_from, logger, fingerprint, backend_args, out_dir)
+        )
     if dist.get_world_size() > 1:
         dist.broadcast_object_list(plan, src=0)
     return StartPlan(*plan[0])

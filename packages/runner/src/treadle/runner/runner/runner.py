@@ -646,6 +646,7 @@ class Runner(RunnerBuilders, RunnerHooks):
             self._cfg_fingerprint,
             # The store of CheckpointHook's out_dir, where the checkpoints to resume are.
             backend_args=checkpointing.checkpoint_backend_args(self),
+            out_dir=checkpointing.checkpoint_out_dir(self),
         )
         # Recorded in every checkpoint this run saves (see named_resume).
         self._started_from = plan.origin

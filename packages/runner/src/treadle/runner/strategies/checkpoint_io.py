@@ -12,7 +12,8 @@ the tensors named with ``copy_in_background`` (parameters, optimizer state) are 
 memory by a background thread while the next forward and backward run, and the guarded
 optimizers' next ``step()`` waits for that copy; the same thread writes the file and then runs
 the ``after_write`` callbacks. Only one save is in flight: a new ``save`` first waits for the
-previous one. (Sharded saves copy to host memory before ``save`` returns, see
+previous one. (Sharded saves copy the tensors named with ``copy_in_background`` in the
+thread of a :class:`~treadle.runner.checkpoint.sharded_staging.BackgroundStager`, see
 :mod:`treadle.runner.checkpoint.sharded`.)
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -28,8 +30,17 @@ import torch
 from treadle import dist
 from treadle.runner.checkpoint import _load_checkpoint, save_checkpoint
 from treadle.runner.checkpoint.async_writer import AsyncCheckpointWriter, storage_keys
-from treadle.runner.checkpoint.sharded import load_sharded_checkpoint, save_sharded_checkpoint
+from treadle.runner.checkpoint.sharded import (
+    PendingSave,
+    load_sharded_checkpoint,
+    save_sharded_checkpoint,
+)
 from treadle.runner.checkpoint.sharded_layout import is_sharded_checkpoint
+from treadle.runner.checkpoint.sharded_staging import (
+    BackgroundStager,
+    background_staging_supported,
+    sharded_storage_keys,
+)
 
 from .fsdp_optim_keys import rekey_optimizer_state
 
@@ -152,7 +163,9 @@ class CheckpointIO:
 
     def wait_for_snapshot(self) -> None:
         """Block until the state of the asynchronous save in flight is in host memory: from
-        then on training may change it (sharded saves copy it before ``save`` returns)."""
+        then on training may change it. The copy runs in the background for whole files, and
+        for sharded saves whose step-changed tensors ``copy_in_background`` named (otherwise
+        they copy it before ``save`` returns)."""
         if self._writer is not None:
             self._writer.wait_for_snapshot()
 
@@ -176,9 +189,17 @@ class ShardedCheckpointIO(CheckpointIO):
     rank saves and loads together), so an asynchronous save can run beside training's
     collectives, whatever their backend.
 
+    An asynchronous save whose step-changed tensors were named with ``copy_in_background`` (the
+    strategy does it) copies them to host memory in the thread of a
+    :class:`~treadle.runner.checkpoint.sharded_staging.BackgroundStager` (kept from one save to
+    the next, with its host storages; ``stager`` replaces it) while training goes on; the
+    guarded optimizers' next ``step()`` waits for that copy. Without them the state is copied
+    before ``save`` returns. :meth:`close` frees the stager's thread and host memory.
+
     Example:
         >>> io = ShardedCheckpointIO()
         >>> state = {'state_dict': get_model_state_dict(model)}  # doctest: +SKIP
+        >>> io.copy_in_background([optimizer], list(model.parameters()))  # doctest: +SKIP
         >>> io.save(state, 'work_dirs/epoch_1.pth', async_save=True)  # doctest: +SKIP
         >>> io.load('work_dirs/epoch_1.pth', template=state)  # doctest: +SKIP
         >>> s3 = dict(endpoint_url='http://127.0.0.1:9000', aws_access_key_id='key',
@@ -189,9 +210,11 @@ class ShardedCheckpointIO(CheckpointIO):
 
     uses_async_writer = False  # torch.distributed.checkpoint's own async save
 
-    def __init__(self) -> None:
+    def __init__(self, stager: BackgroundStager | None = None) -> None:
         super().__init__()
         self._group: Any = None
+        self._stager = stager
+        self._step_hooks: list[Any] = []
 
     def process_group(self) -> Any:
         if self._group is None and dist.is_distributed():
@@ -207,13 +230,60 @@ class ShardedCheckpointIO(CheckpointIO):
         async_save: bool = False,
     ) -> None:
         self.wait()
+        # Given for this save only (and not kept: they are the live parameters).
+        background, guarded = self._background, self._guarded
+        self._background, self._guarded = [], []
+        # Without a guarded optimizer nothing waits for a background copy: all is copied now
+        # (and so with a torch whose async_save cannot copy in the background).
+        in_background = async_save and bool(guarded) and background_staging_supported()
         self._pending = save_sharded_checkpoint(
             checkpoint,
             filepath,
             process_group=self.process_group(),
             async_save=async_save,
             backend_args=backend_args,
+            stager=self._background_stager() if in_background else None,
+            background=sharded_storage_keys(background) if in_background else (),
         )
+        if in_background and self._pending is not None:
+            self._guard(guarded, self._pending)
+
+    def _background_stager(self) -> BackgroundStager:
+        if self._stager is None:
+            self._stager = BackgroundStager()
+            # Its host storages and thread go with this CheckpointIO at the latest.
+            weakref.finalize(self, self._stager.close)
+        return self._stager
+
+    def _guard(self, optimizers: list[Any], pending: PendingSave) -> None:
+        """Make the next ``step()`` of each of ``optimizers`` wait for the host copy."""
+
+        def before_step(*_: Any) -> None:
+            pending.wait_for_snapshot()
+
+        for optimizer in optimizers:
+            if callable(getattr(optimizer, "register_step_pre_hook", None)):
+                self._step_hooks.append(optimizer.register_step_pre_hook(before_step))
+
+    def wait(self) -> None:
+        for handle in self._step_hooks:
+            handle.remove()
+        self._step_hooks.clear()
+        super().wait()
+
+    def wait_for_snapshot(self) -> None:
+        if self._pending is not None:
+            self._pending.wait_for_snapshot()
+
+    def close(self) -> None:
+        """Wait for the save in flight (raising its error), then free the background stager's
+        thread and host memory (a later save makes another)."""
+        try:
+            self.wait()
+        finally:
+            stager, self._stager = self._stager, None
+            if stager is not None:
+                stager.close()
 
     def load(
         self,

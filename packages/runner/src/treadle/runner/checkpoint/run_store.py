@@ -5,6 +5,9 @@ A user names the store of the checkpoints once, in the CheckpointHook (``out_dir
 everything that finds and reads those checkpoints again on resume (the listing of out_dir, a
 sharded checkpoint's ``.metadata`` and shard files), or a run that saved to such a store could
 not resume from it.
+
+The hook is found by its class name (its own or a base class's): this module sits below the
+hooks in treadle.runner's layers (the loops use it too) and may not import them.
 """
 
 from __future__ import annotations
@@ -12,13 +15,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from treadle.runner.checkpoint.sharded_storage import is_store_path
-from treadle.runner.hooks import CheckpointHook
+from .sharded_storage import is_store_path
 
 
-def _checkpoint_hook(runner: Any) -> CheckpointHook | None:
+def _checkpoint_hook(runner: Any) -> Any | None:
     for hook in getattr(runner, "hooks", None) or []:
-        if isinstance(hook, CheckpointHook):
+        if any(cls.__name__ == "CheckpointHook" for cls in type(hook).__mro__):
             return hook
     return None
 
@@ -60,3 +62,25 @@ def store_backend_args(runner: Any, filename: str | os.PathLike) -> dict | None:
     if out_root is None or _scheme(out_root) != _scheme(filename):
         return None
     return hook.file_client_args or hook.backend_args
+
+
+def checkpoint_out_dir(runner: Any) -> str | None:
+    """The folder ``runner``'s CheckpointHook writes to when it has an ``out_dir`` (that root
+    joined with the work_dir's name, as the hook's ``before_train`` resolves it), else None.
+    A resume looks there too: a new work_dir on another machine finds the checkpoints its run
+    saved to the store.
+
+    Example:
+        >>> runner = Runner(work_dir='work_dirs/toy', ..., default_hooks=dict(checkpoint=dict(
+        ...     type='CheckpointHook', out_dir='s3://bucket/ckpts')))  # doctest: +SKIP
+        >>> checkpoint_out_dir(runner)  # doctest: +SKIP
+        's3://bucket/ckpts/toy'
+    """
+    hook = _checkpoint_hook(runner)
+    root = None if hook is None else getattr(hook, "_out_root", None)
+    work_dir = os.fspath(runner.work_dir)
+    if root is None or os.fspath(root) == work_dir:
+        return None
+    root, name = os.fspath(root), os.path.basename(work_dir.rstrip(os.sep))
+    # Backends join a URL with slashes, as CheckpointHook's file_backend.join_path does.
+    return f"{root.rstrip('/')}/{name}" if "://" in root else os.path.join(root, name)
