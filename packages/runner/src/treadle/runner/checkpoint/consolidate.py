@@ -8,13 +8,9 @@ from typing import Any
 
 from .io import save_checkpoint
 from .sharded_layout import METADATA_FILE, is_sharded_checkpoint
+from .store_paths import same_location, store_args
 
 _WEIGHTS_KEYS = ("state_dict", "meta")
-
-
-def _store_args(path: str, backend_args: dict | None) -> dict | None:
-    # The arguments describe a store (endpoint, credentials): a local path is used as it is.
-    return backend_args if "://" in path else None
 
 
 def _check_source(sharded_dir: str, backend_args: dict | None) -> None:
@@ -33,12 +29,6 @@ def _check_source(sharded_dir: str, backend_args: dict | None) -> None:
             f"{sharded_dir} is not a complete sharded checkpoint: it has no {METADATA_FILE} (the "
             "file torch.distributed.checkpoint writes last)"
         )
-
-
-def _same_place(first: str, second: str) -> bool:
-    if "://" in first or "://" in second:
-        return first.rstrip("/") == second.rstrip("/")
-    return os.path.abspath(first) == os.path.abspath(second)
 
 
 def consolidate_sharded_checkpoint(
@@ -65,15 +55,15 @@ def consolidate_sharded_checkpoint(
     from .sharded import load_sharded_checkpoint
 
     sharded_dir, out = os.fspath(sharded_dir), os.fspath(out)
-    _check_source(sharded_dir, _store_args(sharded_dir, backend_args))
-    if _same_place(out, sharded_dir):
+    _check_source(sharded_dir, store_args(sharded_dir, backend_args))
+    if same_location(out, sharded_dir):
         raise ValueError(f"consolidate: the output {out} is the sharded checkpoint itself")
     if weights_only is None:
         weights_only = out.endswith(".safetensors")
     checkpoint = load_sharded_checkpoint(
-        sharded_dir, backend_args=_store_args(sharded_dir, backend_args)
+        sharded_dir, backend_args=store_args(sharded_dir, backend_args)
     )
     if weights_only:
         checkpoint = {key: checkpoint[key] for key in _WEIGHTS_KEYS if key in checkpoint}
-    save_checkpoint(checkpoint, out, backend_args=_store_args(out, backend_args))
+    save_checkpoint(checkpoint, out, backend_args=store_args(out, backend_args))
     return checkpoint

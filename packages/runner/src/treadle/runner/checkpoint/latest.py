@@ -31,7 +31,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-from typing import Any
 
 from treadle import fileio
 from treadle.fileio import LocalBackend
@@ -40,6 +39,7 @@ from treadle.logging import print_log
 from .pointer import POINTER, read_pointer
 from .remote_integrity import stored_checkpoint_problem
 from .sharded_layout import is_sharded_checkpoint
+from .store_paths import path_backend
 from .torch_format import is_complete_torch_file
 
 # Written by CheckpointHook(out_dir=...) into work_dir: where its checkpoints go.
@@ -56,17 +56,11 @@ def _number(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _backend(path: str, backend_args: dict | None) -> Any:
-    # backend_args describe a store; a local work_dir beside it is read as it is.
-    store_args = backend_args if "://" in path else None
-    return fileio.get_file_backend(path, backend_args=store_args, enable_singleton=True)
-
-
 def _is_complete(path: str, local: bool, backend_args: dict | None = None) -> bool:
     # Object stores replace whole objects: what exists there is complete (and is checked
     # against its digest before it is taken); a folder there is a sharded checkpoint.
     if not local:
-        return _backend(path, backend_args).isfile(path) or is_sharded_checkpoint(
+        return path_backend(path, backend_args).isfile(path) or is_sharded_checkpoint(
             path, backend_args
         )
     if os.path.isdir(path):
@@ -77,14 +71,14 @@ def _is_complete(path: str, local: bool, backend_args: dict | None = None) -> bo
 def _exists(path: str, local: bool, backend_args: dict | None = None) -> bool:
     return (
         (local and os.path.isdir(path))
-        or _backend(path, backend_args).isfile(path)
+        or path_backend(path, backend_args).isfile(path)
         or is_sharded_checkpoint(path, backend_args)
     )
 
 
 def _sharded_names(directory: str, local: bool, backend_args: dict | None) -> list[str]:
     if not local:
-        backend = _backend(directory, backend_args)
+        backend = path_backend(directory, backend_args)
         return [
             name.rstrip("/")
             for name in backend.list_dir_or_file(directory, list_file=False)
@@ -108,7 +102,7 @@ def _candidates(
     directory: str, local: bool, backend_args: dict | None = None
 ) -> list[tuple[int, str]]:
     found = []
-    backend = _backend(directory, backend_args)
+    backend = path_backend(directory, backend_args)
     try:
         files = list(backend.list_dir_or_file(directory, list_dir=False, suffix=SUFFIX))
     except FileNotFoundError:
@@ -131,14 +125,14 @@ def _is_local(path: str) -> bool:
 
 
 def _read_text(path: str, backend_args: dict | None = None) -> str | None:
-    backend = _backend(path, backend_args)
+    backend = path_backend(path, backend_args)
     if not backend.exists(path):
         return None
     return backend.get_text(path).strip() or None
 
 
 def _is_folder(path: str, backend_args: dict | None) -> bool:
-    return _backend(path, backend_args).isdir(path)
+    return path_backend(path, backend_args).isdir(path)
 
 
 def _folder(path: str) -> str:
@@ -152,7 +146,9 @@ def _all_candidates(
     out_dir note name, as (number, path), oldest first."""
     candidates = _candidates(path, local, backend_args)
     folders = {_folder(pointed)} if pointed is not None else set()
-    out_dir = _read_text(_backend(path, backend_args).join_path(path, OUT_DIR_NOTE), backend_args)
+    out_dir = _read_text(
+        path_backend(path, backend_args).join_path(path, OUT_DIR_NOTE), backend_args
+    )
     if out_dir is not None:
         folders.add(out_dir)
     for folder in folders:

@@ -15,6 +15,8 @@ import os
 
 from treadle import fileio
 
+from .store_paths import path_backend
+
 POINTER = "last_checkpoint"
 
 
@@ -95,9 +97,7 @@ def read_pointer(folder: str, backend_args: dict | None = None) -> str | None:
         's3://bucket/run/epoch_3.pth'
     """
     folder = os.fspath(folder)
-    # The arguments describe a store: a local work_dir beside it is read as it is.
-    store_args = backend_args if _is_url(folder) else None
-    backend = fileio.get_file_backend(folder, backend_args=store_args, enable_singleton=True)
+    backend = path_backend(folder, backend_args)
     path = backend.join_path(folder, POINTER)
     if not backend.exists(path):
         return None

@@ -15,6 +15,7 @@ from treadle.dist import is_main_process
 from treadle.logging import print_log
 
 from ..checkpoint.pointer import write_pointer
+from ..checkpoint.store_paths import same_location
 from ..registry import HOOKS
 from .checkpoint_async import (
     SaveInFlight,
@@ -85,12 +86,6 @@ def _same_folder(path: str, folder: str) -> bool:
         return _folder(path) == folder.rstrip("/")
     # Absolute: a run resumed with work_dir written another way is still the same folder.
     return _folder(path) == os.path.abspath(folder)
-
-
-def _same_path(first: str, second: str) -> bool:
-    if "://" in first or "://" in second:
-        return first == second
-    return os.path.abspath(first) == os.path.abspath(second)
 
 
 def _deprecated_client_args(file_client_args: dict | None, backend_args: dict | None) -> None:
@@ -370,7 +365,7 @@ class CheckpointHook(Hook):
         path = self._path(self.filename_tmpl.format(step))
         resumed = self._resumed_from
         if path in self._best_paths() or (
-            resumed and _same_path(path, resumed) and not self._saved_since_resume
+            resumed and same_location(path, resumed) and not self._saved_since_resume
         ):
             # max_keep_ckpts never takes a best checkpoint, nor the one this run resumed
             # from before a newer checkpoint of it is complete.
