@@ -133,20 +133,27 @@ def build(target: pathlib.Path) -> pathlib.Path:
 
 def main() -> int:
     target = wheel_dir()
-    target.mkdir(parents=True, exist_ok=True)
-    # Two callers at once (a background build and the test suite): the second waits, then finds it.
-    with open(target / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        wheel = cached_wheel(target)
-        if wheel is None:
-            print(
-                f"building mmcv {MMCV_VERSION} (about 28 min on 2 idle cores) ...", file=sys.stderr
-            )
-            try:
-                wheel = build(target)
-            except BuildFailed as failure:
-                print(failure, file=sys.stderr)
-                return 1
+    # A prebuilt wheel (a CI machine's read-only TREADLE_WHEEL_DIR) is used as it is: nothing,
+    # not even a lock file, is written where it lies.
+    wheel = cached_wheel(target)
+    if wheel is None:
+        target.mkdir(parents=True, exist_ok=True)
+        build_dir().mkdir(parents=True, exist_ok=True)
+        # Two callers at once (a background build and the test suite): the second waits, then
+        # finds the first one's wheel.
+        with open(build_dir() / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            wheel = cached_wheel(target)
+            if wheel is None:
+                print(
+                    f"building mmcv {MMCV_VERSION} (about 28 min on 2 idle cores) ...",
+                    file=sys.stderr,
+                )
+                try:
+                    wheel = build(target)
+                except BuildFailed as failure:
+                    print(failure, file=sys.stderr)
+                    return 1
     print(wheel)
     return 0
 

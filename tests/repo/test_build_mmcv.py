@@ -58,3 +58,15 @@ def test_a_cached_wheel_is_used_without_building(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(wheel)
     assert not (tmp_path / "build").exists()
+
+
+def test_a_prebuilt_wheel_folder_is_only_read(tmp_path):
+    # CI machines get the wheel in a read-only shared folder: no lock file or anything else may be
+    # written beside it (root ignores permission bits, so compare the folder's listing instead).
+    folder = tmp_path / "wheels" / "torch-2.13.0"
+    folder.mkdir(parents=True)
+    (folder / "mmcv-2.1.0-cp311-cp311-linux_x86_64.whl").write_bytes(b"")
+    before = sorted(p.name for p in (tmp_path / "wheels").rglob("*"))
+    done = build(tmp_path, TREADLE_MMCV_SOURCE=str(tmp_path / "missing"))
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (tmp_path / "wheels").rglob("*")) == before

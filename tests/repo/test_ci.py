@@ -21,3 +21,11 @@ def test_ci_runs_the_readme_test_command(repo_root):
 def test_hatch_pin_of_readme_is_the_one_of_ci(repo_root):
     pins = set(re.findall(r"hatch==[0-9.]+", (repo_root / "README.md").read_text()))
     assert pins == set(re.findall(r"hatch==[0-9.]+", (repo_root / ".ci" / "run").read_text()))
+
+
+def test_ci_runs_mmengines_suite_where_the_shared_folder_holds_it(repo_root):
+    ci = (repo_root / ".ci" / "run").read_text()
+    assert "if [ -d ../shared/mmengine-tests ]; then" in ci
+    assert "python3 -m hatch run mmsuite:run" in ci
+    # The prebuilt mmcv wheel of the shared folder, where it is there.
+    assert "TREADLE_WHEEL_DIR" in ci and "../shared/wheels" in ci
