@@ -88,10 +88,12 @@ def fetch_wheel(requirement: str, wheels: pathlib.Path) -> tuple[pathlib.Path | 
     return None, lines[-1] if lines else f"pip exited {done.returncode}"
 
 
+PIP_INSTALL = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile"]
+
+
 def install_wheel(wheel: pathlib.Path, site: pathlib.Path) -> None:
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile"]
-        + ["--disable-pip-version-check", "--target", str(site), str(wheel)],
+        [*PIP_INSTALL, "--target", str(site), str(wheel)],
         check=True,
         capture_output=True,
     )
@@ -147,7 +149,7 @@ def child_check(library: str, listing: str, out: str) -> None:
     for path in json.loads(pathlib.Path(listing).read_text()):
         try:
             results[path] = {"dict": canonical(config.fromfile(path).to_dict())}
-        except BaseException as error:  # noqa: BLE001 - a config's own SystemExit too
+        except BaseException as error:  # a config's own SystemExit too
             results[path] = {"error": f"{type(error).__name__}: {str(error)[:200]}"}
     pathlib.Path(out).write_text(json.dumps(results))
 
