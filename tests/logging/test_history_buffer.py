@@ -1,4 +1,5 @@
 import copy
+import math
 import pickle
 
 import pytest
@@ -72,24 +73,75 @@ def test_max_length_drops_the_oldest():
 def test_reading_an_empty_buffer():
     buffer = HistoryBuffer()
     assert buffer.data == ([], [])
-    for read in (buffer.mean, buffer.max, buffer.min, buffer.current):
+    for read in (buffer.max, buffer.min, buffer.current):
         with pytest.raises(ValueError, match="HistoryBuffer is empty: call update"):
             read()
+    # MMEngine's numpy mean of an empty array: 0.0 / 0.0, nan with a RuntimeWarning.
+    with pytest.warns(RuntimeWarning, match="mean of an empty window is nan"):
+        assert math.isnan(buffer.mean())
 
 
 @pytest.mark.parametrize(
-    ("window_size", "error", "message"),
+    ("window_size", "message"),
     [
-        (1.5, TypeError, "window_size must be an int or None, got float"),
-        ("2", TypeError, "window_size must be an int or None, got str"),
-        (True, TypeError, "got bool"),
-        (0, ValueError, "window_size must be at least 1, got 0"),
+        (1.5, "window_size must be an int or None, got float: 1.5 "),
+        ("2", "window_size must be an int or None, got str"),
+        ([2], "window_size must be an int or None, got list"),
     ],
 )
-def test_bad_window_size(window_size, error, message):
+def test_bad_window_size_is_a_type_error_and_mmengines_assertion(window_size, message):
     buffer = filled(1.0)
-    with pytest.raises(error, match=message):
-        buffer.mean(window_size)
+    for read in (buffer.mean, buffer.max, buffer.min):
+        with pytest.raises(TypeError, match=message) as info:
+            read(window_size)
+        assert isinstance(info.value, AssertionError)
+        # MMEngine's words, which its users' tests match.
+        assert "The type of window size should be int, but got <class" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("window_size", "window", "message"),
+    [
+        (0, [1.0, 2.0, 6.0], r"window_size=0 means the whole history \(MMEngine's numpy slice "),
+        (
+            -1,
+            [2.0, 6.0],
+            r"window_size=-1 means every value but the first 1 \(MMEngine's numpy "
+            r"slice \[1:\]\), not the last ones",
+        ),
+        (-3, [], r"window_size=-3 means every value but the first 3"),
+        (True, [6.0], r"window_size=True is read as the int 1, which means the last value"),
+        (
+            False,
+            [1.0, 2.0, 6.0],
+            r"window_size=False is read as the int 0, which means the "
+            r"whole history",
+        ),
+    ],
+)
+def test_windows_mmengine_slices_from_the_end_warn(window_size, window, message):
+    # MMEngine reads history[-window_size:] of its numpy array: treadle reads the same values.
+    buffer = HistoryBuffer([1.0, 2.0, 6.0], [1, 1, 1])
+    with pytest.warns(UserWarning, match=message) as records:
+        if window:
+            assert buffer.mean(window_size) == sum(window) / len(window)
+            assert buffer.max(window_size) == max(window)
+            assert buffer.min(window_size) == min(window)
+        else:
+            with pytest.warns(RuntimeWarning, match="empty window is nan"):
+                assert math.isnan(buffer.mean(window_size))
+            with pytest.raises(ValueError, match=r"max: window_size=-3 selects none of the 3 "):
+                buffer.max(window_size)
+    # The warning points at the line that asked for the statistic.
+    assert all(record.filename == __file__ for record in records)
+
+
+def test_counts_summing_to_zero_give_numpys_inf_and_nan():
+    buffer = HistoryBuffer([2.0, -2.0], [0, 0])
+    with pytest.warns(RuntimeWarning, match="divide by zero encountered in scalar divide"):
+        assert buffer.mean(1) == -math.inf
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in scalar divide"):
+        assert math.isnan(buffer.mean())
 
 
 @pytest.mark.parametrize("value", ["1.0", None, [1.0], object()])
@@ -183,3 +235,17 @@ def test_deepcopy_is_independent():
     assert buffer.data == ([1.0, 2.0], [1, 1])
     assert clone.data == ([2.0, 3.0, 4.0], [1, 1, 1])
     assert repr(clone) == "HistoryBuffer(length=3, max_length=3)"
+
+
+def test_a_cleared_statistics_registry_gets_the_builtin_ones_back():
+    # As MMEngine's: a buffer built or unpickled (a checkpoint loaded) restores them.
+    saved = dict(HistoryBuffer._statistics_methods)
+    pickled = pickle.dumps(HistoryBuffer([1.0, 3.0], [1, 1]))
+    try:
+        HistoryBuffer._statistics_methods.clear()
+        assert pickle.loads(pickled).statistics("min") == 1.0
+        assert {"mean", "max", "min", "current"} <= set(HistoryBuffer._statistics_methods)
+        HistoryBuffer._statistics_methods.clear()
+        assert HistoryBuffer([2.0], [1]).statistics("mean") == 2.0
+    finally:
+        HistoryBuffer._statistics_methods.update(saved)

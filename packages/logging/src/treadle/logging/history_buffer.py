@@ -7,6 +7,16 @@ import warnings
 from collections import deque
 from itertools import islice, repeat
 
+from . import window
+from .errors import LoggingTypeError, NotOneValueError
+from .histories import (
+    HistoryLengthError,
+    _as_list,
+    _describe,
+    _numpy_history,
+    _plain_count,
+)
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -31,12 +41,6 @@ def _torch_tensor_type() -> type[Any] | None:
     return _TENSOR_TYPE
 
 
-def _describe(value: Any) -> str:
-    shape = getattr(value, "shape", None)
-    kind = type(value).__name__
-    return f"a {kind} of shape {tuple(shape)}" if shape is not None else f"a {kind}"
-
-
 def _prepare(value: Any) -> tuple[Any, bool]:
     """Check one logged value; return ``(value to store, whether it is a lazy tensor)``.
 
@@ -47,7 +51,7 @@ def _prepare(value: Any) -> tuple[Any, bool]:
     tensor_type = _TENSOR_TYPE or _torch_tensor_type()
     if tensor_type is not None and isinstance(value, tensor_type):
         if value.numel() != 1:
-            raise ValueError(f"a logged value must have one element, got {_describe(value)}")
+            raise NotOneValueError(f"a logged value must have one element, got {_describe(value)}")
         # detach() neither copies nor synchronizes; it keeps the autograd graph from living on in
         # the buffer.
         return (value.detach() if value.requires_grad else value), True
@@ -59,19 +63,21 @@ def _prepare(value: Any) -> tuple[Any, bool]:
         return float(value), False
     item = getattr(value, "item", None)
     if item is None:
-        raise TypeError(
+        raise LoggingTypeError(
             f"a logged value must be an int, a float, or a tensor or array with one element, "
             f"got {type(value).__name__}: {value!r}"
         )
     size = value.numel() if hasattr(value, "numel") else getattr(value, "size", 1)
     if isinstance(size, int) and size != 1:
-        raise ValueError(f"a logged value must have one element, got {_describe(value)}")
+        raise NotOneValueError(f"a logged value must have one element, got {_describe(value)}")
     number = item()
     if isinstance(number, int):
         return int(number), False
     if isinstance(number, float):
         return float(number), False
-    raise TypeError(f"a logged value must be a number, got {type(number).__name__}: {number!r}")
+    raise LoggingTypeError(
+        f"a logged value must be a number, got {type(number).__name__}: {number!r}"
+    )
 
 
 def _prepare_count(count: Any) -> tuple[Any, bool]:
@@ -85,43 +91,6 @@ def _prepare_count(count: Any) -> tuple[Any, bool]:
     except (TypeError, ValueError) as error:
         message = str(error).replace("a logged value", "count", 1)
         raise type(error)(message) from None
-
-
-class HistoryLengthError(ValueError, AssertionError):
-    """``log_history`` and ``count_history`` differ in length: a ValueError, and the
-    AssertionError MMEngine raises there (its users' tests catch that)."""
-
-
-def _as_list(name: str, history: Any) -> list[Any]:
-    """``history`` as a flat list of elements; a 0-d array or a scalar is refused with its name.
-
-    An array or nested list of several dimensions is read row after row, as MMEngine does (it
-    appends to its history with ``np.append``, which flattens): ``[[1, 2, 3]]`` is 1, 2, 3.
-    """
-    shape = getattr(history, "shape", None)
-    if shape is not None and len(shape) == 0:
-        raise ValueError(f"{name} must be one-dimensional, got {_describe(history)}")
-    if shape is not None and len(shape) > 1:
-        history = history.reshape(-1)
-    try:
-        items = list(history)
-    except TypeError:
-        raise TypeError(
-            f"{name} must be a sequence (list, tuple, numpy array or tensor), "
-            f"got {type(history).__name__}: {history!r}"
-        ) from None
-    if any(isinstance(item, (list, tuple)) for item in items):
-        return [leaf for item in items for leaf in _leaves(item)]
-    return items
-
-
-def _leaves(item: Any) -> list[Any]:
-    if isinstance(item, (list, tuple)):
-        return [leaf for inner in item for leaf in _leaves(inner)]
-    shape = getattr(item, "shape", None)
-    if shape is not None and len(shape) > 0:
-        return list(item.reshape(-1))
-    return [item]
 
 
 # CPU tensors are read one by one: item() on host memory synchronizes nothing and is cheaper
@@ -165,6 +134,10 @@ class HistoryBuffer:
     left unread for ``MAX_UNREAD`` updates reads its tensors then, to bound their memory). Because
     a tensor is read later, do not modify it in place after logging it.
 
+    Statistics are MMEngine's, to the last bit: ``mean`` sums as NumPy does (pairwise), over
+    a history that is float64 unless it was built from ints only (``window.py``); a
+    ``window_size`` of 0 or below slices as MMEngine's ``array[-window_size:]``, with a warning.
+
     Args:
         log_history: initial values.
         count_history: initial counts, as many as values.
@@ -185,6 +158,11 @@ class HistoryBuffer:
 
     # Shared by all buffers: a statistic registered once is available on every buffer.
     _statistics_methods: ClassVar[dict[str, Callable[..., Any]]] = {}
+    # Whether MMEngine's array of values (of counts) would be int64: built from ints only, and
+    # no other number logged since (checked when read, never per update). Class defaults for
+    # buffers pickled before these existed.
+    _int_values = False
+    _int_counts = False
 
     def __init__(
         self,
@@ -221,6 +199,11 @@ class HistoryBuffer:
         self._lazy = False
         for value, count in zip(log_history, count_history, strict=True):
             self.update(value, count)
+        # numpy.array(history): int64 when every element is an int, float64 otherwise (and
+        # for an empty history, which stays float64 whatever is logged later).
+        self._int_values = bool(self._values) and all(type(v) is int for v in self._values)
+        self._int_counts = bool(self._counts) and all(type(c) is int for c in self._counts)
+        _restore_builtin_statistics()  # four setdefaults: buffers are made once per key
 
     def update(self, log_val: Any, count: Any = 1) -> None:
         """Append ``log_val`` (a sum over ``count`` samples; 1 by default).
@@ -284,12 +267,25 @@ class HistoryBuffer:
             self._materialize()
 
     def _materialize(self) -> None:
-        """Turn every pending tensor into a float, in place, so each is read once."""
+        """Turn every pending tensor into a float, in place, so each is read once; then note
+        whether a number logged since the last read turned MMEngine's int64 array into
+        float64."""
         unread = min(self._unread, len(self._values))
         self._unread = 0
-        if not self._lazy:
-            return
-        self._lazy = False
+        if self._lazy:
+            self._lazy = False
+            self._read_tensors(unread)
+        if self._int_values or self._int_counts:
+            # Only buffers built from ints get here. (A float logged and dropped past
+            # max_length before any read goes unseen: it only changes sums beyond 2**53.)
+            if self._int_values:
+                tail = islice(reversed(self._values), unread)
+                self._int_values = all(type(value) is int for value in tail)
+            if self._int_counts:
+                tail = islice(reversed(self._counts), unread)
+                self._int_counts = all(type(count) is int for count in tail)
+
+    def _read_tensors(self, unread: int) -> None:
         values = self._values
         start = len(values) - unread
         # Indexing a deque near its right end is cheap, and pending entries are all there.
@@ -306,27 +302,64 @@ class HistoryBuffer:
                 counts[i] = number if tensor.is_floating_point() else int(number)
 
     def _window(self, window_size: int | None) -> tuple[list[Any], list[Any]]:
-        if window_size is not None and (
-            isinstance(window_size, bool) or not isinstance(window_size, int)
-        ):
-            raise TypeError(
-                f"window_size must be an int or None, got {type(window_size).__name__}: "
-                f"{window_size!r}"
-            )
-        if window_size is not None and window_size < 1:
-            raise ValueError(f"window_size must be at least 1, got {window_size}")
+        """``(values, counts)`` of ``[-window_size:]``; read by a public method (the warnings
+        point at its caller)."""
+        if window_size is not None and (type(window_size) is not int or window_size < 1):
+            window.check_window(window_size, stacklevel=3)
         self._materialize()
-        length = len(self._values)
-        if length == 0:
-            raise ValueError("the HistoryBuffer is empty: call update() before reading it")
-        if window_size is None or window_size >= length:
-            return list(self._values), list(self._counts)
-        # From the right end: islice from the left would walk the whole deque to reach the window.
-        values = list(islice(reversed(self._values), window_size))
-        counts = list(islice(reversed(self._counts), window_size))
-        values.reverse()
-        counts.reverse()
-        return values, counts
+        return window.last(self._values, window_size), window.last(self._counts, window_size)
+
+    def _values_of(self, window_size: int | None, name: str) -> list[Any]:
+        window.check_window(window_size, stacklevel=3)
+        self._materialize()
+        values = window.last(self._values, window_size)
+        if not values:
+            held = len(self._values)
+            raise ValueError(
+                f"HistoryBuffer.{name}: the HistoryBuffer is empty: call update() before "
+                f"reading it (a zero-size array has no {name}imum)"
+                if not held
+                else f"HistoryBuffer.{name}: window_size={window_size} selects none of the "
+                f"{held} values (a zero-size array has no {name}imum)"
+            )
+        return values
+
+    @property
+    def dtypes(self) -> tuple[str, str]:
+        """The dtypes of MMEngine's arrays of this history, ``(values, counts)``: ``'int64'``
+        for a history built from ints only (until another number is logged), else
+        ``'float64'``. They decide how ``mean`` sums; checkpoints keep them.
+
+        Example:
+            >>> HistoryBuffer([1, 2], [1, 1]).dtypes, HistoryBuffer().dtypes
+            (('int64', 'int64'), ('float64', 'float64'))
+        """
+        self._materialize()
+        return (
+            "int64" if self._int_values else "float64",
+            "int64" if self._int_counts else "float64",
+        )
+
+    @classmethod
+    def from_history(
+        cls,
+        log_history: Any,
+        count_history: Any,
+        max_length: int = 1000000,
+        dtypes: tuple[str, str] = ("float64", "float64"),
+    ) -> HistoryBuffer:
+        """A buffer of these histories whose arrays have ``dtypes`` (what :attr:`dtypes`
+        returned), rather than the dtypes the numbers suggest: a float64 history of whole
+        numbers, saved as ints, comes back float64.
+
+        Example:
+            >>> HistoryBuffer.from_history([3, 4], [1, 1]).current()
+            4.0
+        """
+        buffer = cls(log_history, count_history, max_length)
+        buffer._int_values = buffer._int_values and dtypes[0] == "int64"
+        buffer._int_counts = buffer._int_counts and dtypes[1] == "int64"
+        return buffer
 
     @property
     def data(self) -> tuple[list[Any], list[Any]]:
@@ -335,22 +368,25 @@ class HistoryBuffer:
         return list(self._values), list(self._counts)
 
     def mean(self, window_size: int | None = None) -> float:
-        """Sum of the values divided by the sum of the counts, over the last ``window_size``."""
+        """Sum of the values divided by the sum of the counts, over the last ``window_size``
+        (NumPy's sums, so the result is MMEngine's to the last bit; nan for an empty window)."""
         values, counts = self._window(window_size)
-        mean: float = sum(values) / sum(counts)
-        return mean
+        return window.mean(values, counts, self._int_values, self._int_counts)
 
     def max(self, window_size: int | None = None) -> Any:
         """The largest of the last ``window_size`` values (all of them by default)."""
-        return max(self._window(window_size)[0])
+        return window.extreme(self._values_of(window_size, "max"), max, self._int_values)
 
     def min(self, window_size: int | None = None) -> Any:
         """The smallest of the last ``window_size`` values (all of them by default)."""
-        return min(self._window(window_size)[0])
+        return window.extreme(self._values_of(window_size, "min"), min, self._int_values)
 
     def current(self) -> Any:
-        """The last value."""
-        return self._window(1)[0][0]
+        """The last value (a float unless the history is MMEngine's int64 array)."""
+        self._materialize()
+        if not self._values:
+            raise ValueError("the HistoryBuffer is empty: call update() before reading it")
+        return window.value_of(self._values[-1], self._int_values)
 
     @classmethod
     def register_statistics(cls, method: Callable[..., Any]) -> Callable[..., Any]:
@@ -390,12 +426,16 @@ class HistoryBuffer:
         if "_log_history" in state:
             # Pickled by MMEngine's HistoryBuffer (its numpy arrays), read where
             # ``mmengine.logging`` names this class (treadle-compat): the same values here.
-            values = [float(value) for value in list(state["_log_history"])]
-            counts = [_plain_count(count) for count in list(state.get("_count_history", ()))]
+            values, int_values = _numpy_history(state["_log_history"], float)
+            counts, int_counts = _numpy_history(state.get("_count_history", ()), _plain_count)
             max_length = int(state.get("max_length", max(len(values), 1)))
             rebuilt = HistoryBuffer(values[-max_length:], counts[-max_length:], max_length)
+            # The arrays' dtypes, as they were (a float64 array of whole counts included).
+            rebuilt._int_values = int_values and bool(values)
+            rebuilt._int_counts = int_counts and bool(counts)
             state = rebuilt.__dict__
         self.__dict__.update(state)
+        _restore_builtin_statistics()
 
     def __deepcopy__(self, memo: dict[int, Any]) -> HistoryBuffer:
         # Values and counts are immutable numbers once materialized: copying the deques is a deep
@@ -421,11 +461,19 @@ class HistoryBuffer:
         return self.data[1]
 
 
-def _plain_count(count: Any) -> int | float:
-    number = float(count)
-    return int(number) if number.is_integer() else number
+_BUILTIN_STATISTICS = (
+    HistoryBuffer.mean,
+    HistoryBuffer.max,
+    HistoryBuffer.min,
+    HistoryBuffer.current,
+)
 
 
-for _method in (HistoryBuffer.mean, HistoryBuffer.max, HistoryBuffer.min, HistoryBuffer.current):
-    HistoryBuffer.register_statistics(_method)
-del _method
+def _restore_builtin_statistics() -> None:
+    # As MMEngine's buffers do when built or unpickled: code that clears the shared registry
+    # (a test checking that a checkpoint brings the statistics back) finds them there again.
+    for method in _BUILTIN_STATISTICS:
+        HistoryBuffer._statistics_methods.setdefault(method.__name__, method)
+
+
+_restore_builtin_statistics()

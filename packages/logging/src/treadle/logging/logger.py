@@ -6,22 +6,15 @@ import logging
 import os
 import sys
 
-from .formatter import LogFormatter, stream_supports_color
+from .formatter import MMENGINE_CONSOLE_DATE_FORMAT, LogFormatter, stream_supports_color
+from .log_files import _get_device_id, _get_host_info, build_file_handler, rank_file_name
 from .manager import ManagerMixin
 from .rank import get_rank, get_world_size
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
-
-# Handlers file_handler_cfg may name; all but FileHandler live in logging.handlers, which is
-# imported only when one of them is asked for.
-FILE_HANDLER_TYPES = (
-    "FileHandler",
-    "RotatingFileHandler",
-    "TimedRotatingFileHandler",
-    "WatchedFileHandler",
-)
 
 
 def _to_level(level: int | str) -> int:
@@ -70,27 +63,11 @@ class _DropRepeatedWarnings(logging.Filter):
         return True
 
 
-def _file_handler(path: str, file_mode: str, cfg: dict[str, Any] | None) -> logging.Handler:
-    kwargs = dict(cfg or {})
-    handler_type = kwargs.pop("type", "FileHandler")
-    if handler_type not in FILE_HANDLER_TYPES:
-        raise ValueError(
-            f"file_handler_cfg type {handler_type!r} is not supported: use one of "
-            f"{', '.join(FILE_HANDLER_TYPES)}"
-        )
-    if "filename" in kwargs:
-        raise ValueError("file_handler_cfg must not set 'filename': pass log_file instead")
-    if handler_type == "FileHandler":
-        handler_cls = logging.FileHandler
-    else:
-        from logging import handlers
-
-        handler_cls = getattr(handlers, handler_type)
-    kwargs.setdefault("encoding", "utf-8")
-    # TimedRotatingFileHandler always appends and has no mode parameter.
-    if handler_type != "TimedRotatingFileHandler":
-        kwargs.setdefault("mode", file_mode)
-    return handler_cls(path, **kwargs)
+def _rank_file(path: str, rank: int, mmengine_style: bool) -> str:
+    if not mmengine_style:
+        return rank_file_name(path, rank)
+    # Through this module's globals, so that patching them here changes the name.
+    return rank_file_name(path, rank, _get_host_info(), _get_device_id())
 
 
 class Logger(logging.Logger, ManagerMixin):
@@ -101,17 +78,25 @@ class Logger(logging.Logger, ManagerMixin):
     ``distributed=True`` (or the environment variable ``DISTRIBUTED_LOGGING=1``) and several
     processes, every rank writes ``{stem}_rank{rank}{suffix}`` beside it. The logger lives outside
     the ``logging`` module's registry (``logging.getLogger`` does not return it), has no parent
-    and does not propagate, so its lines are never printed twice by the root logger.
+    and does not propagate, so its lines are never printed twice by the root logger. Each of its
+    handlers lets a repeated warning through once (a handler added later, such as
+    ``assertLogs``', sees every one).
+
+    ``mmengine_style`` (switched on by treadle.compat, with the default names 'mmengine') makes
+    new loggers MMEngine's: its line layout and console date, the logger's own level left
+    NOTSET (the handlers filter), every rank's file at DEBUG level, and per-rank files named
+    ``{stem}_{user@host}_device{id}_rank{rank}{suffix}``.
 
     Args:
         name: the instance name, used by ``get_instance`` and ``print_log(logger=name)``.
-        logger_name: the name shown in each line.
+        logger_name: the name shown in each line (``default_logger_name`` when None).
         log_file: path of the log file; None writes no file.
         log_level: level name or number of the logger and its handlers.
         file_mode: 'w' to truncate the file, 'a' to append to it.
         distributed: every rank writes its own file.
         file_handler_cfg: ``{'type': 'RotatingFileHandler', 'maxBytes': ...}`` and so on, built
-            from ``logging.handlers``; the type defaults to 'FileHandler'.
+            from ``logging.handlers``; the type defaults to 'FileHandler'. A ``filename`` in it
+            is written instead of ``log_file``.
         console_all_ranks: every rank prints at ``log_level``, not only rank 0.
 
     Example:
@@ -125,20 +110,27 @@ class Logger(logging.Logger, ManagerMixin):
     # get_current_instance() with no instance yet creates this one, so print_log(logger='current')
     # always has a logger to write to.
     default_instance_name = "treadle"
+    #: The name shown in the lines of a logger built without ``logger_name``.
+    default_logger_name = "treadle"
+    #: MMEngine's lines, levels and file names for loggers built from now on (see above).
+    mmengine_style = False
 
     def __init__(
         self,
         name: str,
-        logger_name: str = "treadle",
+        logger_name: str | None = None,
         log_file: str | os.PathLike[str] | None = None,
         log_level: int | str = "INFO",
         file_mode: str = "w",
         distributed: bool = False,
-        file_handler_cfg: dict[str, Any] | None = None,
+        file_handler_cfg: Mapping[str, Any] | None = None,
         *,
         console_all_ranks: bool = False,
     ) -> None:
         ManagerMixin.__init__(self, name)
+        if logger_name is None:
+            logger_name = self.default_logger_name
+        mmengine_style = self.mmengine_style
         # Not logging.getLogger: that would register the logger in logging's global tree, where
         # it would get a parent and could be reconfigured by other libraries.
         logging.Logger.__init__(self, logger_name)
@@ -147,7 +139,7 @@ class Logger(logging.Logger, ManagerMixin):
         level = _to_level(log_level)
         if file_mode not in ("w", "a"):
             raise ValueError(f"file_mode must be 'w' or 'a', got {file_mode!r}")
-        if file_handler_cfg is not None and not isinstance(file_handler_cfg, dict):
+        if file_handler_cfg is not None and not hasattr(file_handler_cfg, "keys"):
             raise TypeError(
                 f"file_handler_cfg must be a dict or None, got {type(file_handler_cfg).__name__}"
             )
@@ -155,14 +147,26 @@ class Logger(logging.Logger, ManagerMixin):
         rank, world_size = _get_rank(), _get_world_size()
         self.rank = rank
         self.world_size = world_size
-        self.distributed = distributed or os.environ.get("DISTRIBUTED_LOGGING") == "1"
+        self.distributed = (
+            distributed
+            or os.environ.get("DISTRIBUTED_LOGGING") == "1"
+            or (mmengine_style and level <= logging.DEBUG)
+        )
         # Rank 0, or every rank when asked, prints at the chosen level; others print errors only.
         self._console_at_level = console_all_ranks or rank == 0
-        self.addFilter(_DropRepeatedWarnings())
+        layout = "mmengine" if mmengine_style else "treadle"
 
         stream = sys.stdout
         self._console_handler = logging.StreamHandler(stream)
-        self._console_handler.setFormatter(LogFormatter(color=stream_supports_color(stream)))
+        color = stream_supports_color(stream)
+        if mmengine_style:
+            console_format = LogFormatter(color, MMENGINE_CONSOLE_DATE_FORMAT, layout)
+        else:
+            console_format = LogFormatter(color)
+        self._console_handler.setFormatter(console_format)
+        # On each handler, not on the logger: a handler added later (unittest's assertLogs)
+        # sees every warning, as with MMEngine.
+        self._console_handler.addFilter(_DropRepeatedWarnings())
         self.addHandler(self._console_handler)
 
         # The path this process writes, if any (None on ranks > 0 of a non-distributed run).
@@ -171,17 +175,27 @@ class Logger(logging.Logger, ManagerMixin):
         if log_file is not None:
             path = os.fspath(log_file)
             if self.distributed and world_size > 1:
-                stem, suffix = os.path.splitext(path)
-                path = f"{stem}_rank{rank}{suffix}"
+                path = _rank_file(path, rank, mmengine_style)
             if rank == 0 or (self.distributed and world_size > 1):
                 directory = os.path.dirname(path)
                 if directory:
                     os.makedirs(directory, exist_ok=True)
-                self._file_handler = _file_handler(path, file_mode, file_handler_cfg)
-                self._file_handler.setFormatter(LogFormatter(color=False))
-                self.addHandler(self._file_handler)
+                handler, path = build_file_handler(path, file_mode, file_handler_cfg)
+                handler.setFormatter(LogFormatter(color=False, layout=layout))
+                handler.addFilter(_DropRepeatedWarnings())
+                self._file_handler = handler
+                self.addHandler(handler)
                 self.log_file = path
         self.setLevel(level)
+        if mmengine_style:
+            # MMEngine leaves the logger's own level unset: its handlers alone filter.
+            self.level = logging.NOTSET
+
+    @property
+    def _log_file(self) -> str | None:
+        """MMEngine's private name of :attr:`log_file` (toolbox tests open
+        ``runner.logger._log_file`` to read the log)."""
+        return self.log_file
 
     def setLevel(self, level: int | str) -> None:
         """Set the level of the logger and of the handlers it created.

@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 import warnings
 
+from .errors import LoggingTypeError, LoggingValueError
+
 # typing costs milliseconds to import; annotations are strings here, so it is needed only by
 # type checkers.
 TYPE_CHECKING = False
@@ -58,10 +60,11 @@ class ManagerMeta(type):
         # registry: Logger.get_instance('a') and MyLogger.get_instance('a') are two objects.
         cls._instance_dict: dict[str, Any] = {}
         if "name" not in _init_parameter_names(cls):
-            raise TypeError(
-                f"{cls.__qualname__}.__init__ must accept a `name` parameter: classes that use "
-                f"{type(cls).__name__} (ManagerMixin) are built as "
-                f"{cls.__name__}.get_instance(name=...)"
+            # "must have the `name` argument": MMEngine's words, which its users' tests match.
+            raise LoggingTypeError(
+                f"{cls.__qualname__} must have the `name` argument: its __init__ must accept a "
+                f"`name` parameter, since classes that use {type(cls).__name__} (ManagerMixin) "
+                f"are built as {cls.__name__}.get_instance(name=...)"
             )
 
 
@@ -90,12 +93,14 @@ class ManagerMixin(metaclass=ManagerMeta):
     def __init__(self, name: str = "", **kwargs: Any) -> None:
         # **kwargs is accepted and ignored so that cooperative subclasses can pass theirs along.
         if not isinstance(name, str):
-            raise TypeError(
+            raise LoggingTypeError(
                 f"the name of a {type(self).__name__} instance must be a str, "
                 f"got {type(name).__name__}: {name!r}"
             )
         if not name:
-            raise ValueError(f"the name of a {type(self).__name__} instance must not be empty")
+            raise LoggingValueError(
+                f"the name of a {type(self).__name__} instance must not be empty"
+            )
         self._instance_name = name
 
     @classmethod
@@ -106,6 +111,12 @@ class ManagerMixin(metaclass=ManagerMeta):
         warning.
         """
         with _LOCK:
+            if not isinstance(name, str):
+                # Also for a class whose __init__ does not pass the name to ManagerMixin's.
+                raise LoggingTypeError(
+                    f"the name of a {cls.__name__} instance must be a str, got "
+                    f"{type(name).__name__}: {name!r}"
+                )
             instance = cls._instance_dict.get(name)
             if instance is None:
                 # Built under the lock so that concurrent first calls agree on one object.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+from .errors import LoggingKeyError, LoggingTypeError, LoggingValueError
 from .history_buffer import HistoryBuffer
 from .manager import ManagerMixin
 
@@ -12,7 +13,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
-_MISSING = object()
 # What every scalar update calls (as _append does), looked up once.
 _update = HistoryBuffer.update
 _STATE_KEYS = ("log_scalars", "runtime_info", "resumed_keys")
@@ -83,12 +83,12 @@ class MessageHub(ManagerMixin):
         self.pending_writer: Callable[[], None] | None = None
         for key, value in self._log_scalars.items():
             if not isinstance(value, HistoryBuffer):
-                raise TypeError(
+                raise LoggingTypeError(
                     f"log_scalars[{key!r}] must be a HistoryBuffer, got {type(value).__name__}"
                 )
         for key in self._resumed_keys:
             if key not in self._log_scalars and key not in self._runtime_info:
-                raise KeyError(
+                raise LoggingKeyError(
                     f"resumed_keys names {key!r}, which is in neither log_scalars nor runtime_info"
                 )
 
@@ -118,7 +118,7 @@ class MessageHub(ManagerMixin):
         """Return the key's flag (None if it has none); raise if ``resumed`` contradicts it."""
         flag = self._resumed_keys.get(key)
         if flag is not None and flag != resumed:
-            raise ValueError(
+            raise LoggingValueError(
                 f"MessageHub {self.instance_name!r}: key {key!r} was first written with "
                 f"resumed={flag} and cannot be written with resumed={resumed}"
             )
@@ -169,7 +169,7 @@ class MessageHub(ManagerMixin):
 
     def _check_count(self, key: str, count: Any) -> None:
         if not isinstance(count, int):
-            raise TypeError(
+            raise LoggingTypeError(
                 f"MessageHub {self.instance_name!r}: the count of scalar {key!r} must be an int, "
                 f"got {type(count).__name__}: {count!r}"
             )
@@ -220,11 +220,11 @@ class MessageHub(ManagerMixin):
             >>> hub.update_scalars({'loss': 0.25, 'top1': {'value': 9, 'count': 10}})
         """
         if not isinstance(log_dict, dict):
-            raise TypeError(f"log_dict must be a dict, got {type(log_dict).__name__}")
+            raise LoggingTypeError(f"log_dict must be a dict, got {type(log_dict).__name__}")
         for key, value in log_dict.items():
             if isinstance(value, dict):
                 if "value" not in value:
-                    raise KeyError(
+                    raise LoggingKeyError(
                         f"MessageHub {self.instance_name!r}: log_dict[{key!r}] is a dict, so it "
                         f"must hold 'value' (and optionally 'count'); it holds "
                         f"{_known_keys(value)}"
@@ -247,7 +247,7 @@ class MessageHub(ManagerMixin):
     def update_info_dict(self, info_dict: dict[str, Any], resumed: bool = True) -> None:
         """Set several pieces of runtime information."""
         if not isinstance(info_dict, dict):
-            raise TypeError(f"info_dict must be a dict, got {type(info_dict).__name__}")
+            raise LoggingTypeError(f"info_dict must be a dict, got {type(info_dict).__name__}")
         for key, value in info_dict.items():
             self.update_info(key, value, resumed)
 
@@ -285,25 +285,19 @@ class MessageHub(ManagerMixin):
             )
         return buffer
 
-    def get_info(self, key: str, default: Any = _MISSING) -> Any:
-        """Return the runtime information ``key``; ``default`` if absent and given, else
-        KeyError (MMEngine returns None)."""
+    def get_info(self, key: str, default: Any = None) -> Any:
+        """Return the runtime information ``key``, or ``default`` (None) when there is none,
+        as MMEngine does: hooks ask for keys that a loop may not have written yet."""
         if self.pending_writer is not None:
             self._write_pending()
-        value = self._runtime_info.get(key, _MISSING)
-        if value is not _MISSING:
-            return value
-        if default is not _MISSING:
-            return default
-        raise KeyError(
-            f"MessageHub {self.instance_name!r} has no runtime info {key!r}; its keys: "
-            f"{_known_keys(self._runtime_info)} (pass a default to get_info to allow a missing key)"
-        )
+        return self._runtime_info.get(key, default)
 
     def state_dict(self) -> dict[str, Any]:
         """Return copies of the resumed scalars and runtime information, for a checkpoint.
 
-        Runtime information that cannot be deep-copied is left out with a warning.
+        Runtime information that cannot be deep-copied is returned itself, not a copy, with a
+        warning (as MMEngine does: the object is still saved, but later changes to it show in
+        the returned state).
         """
         import copy  # imported here: only checkpoints need it
 
@@ -320,12 +314,14 @@ class MessageHub(ManagerMixin):
                 continue
             try:
                 info[key] = copy.deepcopy(value)
-            except Exception as error:  # anything deepcopy raises: the key is skipped
+            except Exception as error:  # anything deepcopy raises: the object itself is saved
                 warnings.warn(
                     f"MessageHub {self.instance_name!r}: runtime info {key!r} cannot be copied "
-                    f"({type(error).__name__}: {error}), so state_dict() leaves it out",
+                    f"({type(error).__name__}: {error}), so state_dict() holds the object "
+                    "itself (later changes to it show in the state)",
                     stacklevel=2,
                 )
+                info[key] = value
         return {
             "log_scalars": scalars,
             "runtime_info": info,
@@ -355,7 +351,7 @@ class MessageHub(ManagerMixin):
             )
         missing = [key for key in _STATE_KEYS if key not in state_dict]
         if missing:
-            raise KeyError(
+            raise LoggingKeyError(
                 f"MessageHub {self.instance_name!r}: the state dict lacks {', '.join(missing)} "
                 f"(it holds {_known_keys(state_dict)})"
             )
