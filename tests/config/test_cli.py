@@ -2,6 +2,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from treadle.config.__main__ import main
 
 
@@ -27,9 +29,20 @@ def test_print_as_json(data, capsys):
 
 
 def test_diff(data, capsys):
-    assert main(["diff", str(data / "chain" / "level1.py"), str(data / "chain" / "level2.py")]) == 1
-    assert "+data = dict(" in capsys.readouterr().out
+    level1 = str(data / "chain" / "level1.py")
+    assert main(["diff", level1, str(data / "chain" / "level2.py")]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"--- {level1}\n") and "+data = dict(" in out  # names the files
     assert main(["diff", str(data / "simple.py"), str(data / "simple.py")]) == 0
+
+
+def test_bad_cfg_options_give_a_usage_error(data, capsys):
+    # DictAction raises MMEngine's AssertionError; the command turns it into a usage error.
+    with pytest.raises(SystemExit) as caught:
+        main(["print", str(data / "simple.py"), "--cfg-options", "k=[1,2"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert "--cfg-options: k: Imbalanced brackets exist in [1,2" in err and "usage:" in err
 
 
 def test_errors_are_one_line_without_traceback(data, capsys):

@@ -5,6 +5,7 @@ import pickle
 import pytest
 
 from treadle.config import Config
+from treadle.config.config import unified_diff
 
 SOURCES = [
     "simple.py",
@@ -130,11 +131,30 @@ def test_deepcopy_copy_and_pickle(data):
 
 def test_diff(data):
     diff = Config.diff(str(data / "chain" / "level1.py"), str(data / "chain" / "level2.py"))
-    assert diff.startswith("--- ")
-    assert "+data = dict(" in diff
+    assert diff.startswith("--- \n\n+++ \n\n@@ ")  # MMEngine's text: no names, blank lines
+    assert "\n+data = dict(" in diff
     assert any(line.startswith("-") and "FPN" in line for line in diff.splitlines())
     same = Config.fromfile(data / "simple.py")
-    assert Config.diff(same, same) == ""
+    assert Config.diff(same, same) == "\n"
+
+
+def test_diff_is_mmengines_text():
+    first, second = Config(dict(a=1, b=2)), Config(dict(a=1, b=3))
+    expected = "--- \n\n+++ \n\n@@ -1,3 +1,3 @@\n\n a = 1\n-b = 2\n+b = 3\n \n\n"
+    assert Config.diff(first, second) == expected
+
+
+def test_unified_diff_names_the_files(data):
+    level1, level2 = str(data / "chain" / "level1.py"), str(data / "chain" / "level2.py")
+    diff = unified_diff(level1, level2)
+    assert diff.startswith(f"--- {level1}\n+++ {level2}\n@@ ")
+    assert "\n+data = dict(" in diff
+    assert unified_diff(Config(dict(a=1)), Config(dict(a=2))).startswith("--- cfg1\n+++ cfg2\n")
+    assert unified_diff(level1, level1) == ""
+
+
+def test_dump_of_a_config_without_file_is_python():
+    assert Config(dict(a=1, b=2)).dump() == "a = 1\nb = 2\n"
 
 
 def test_a_dumped_file_has_the_permissions_of_a_plain_write(data, tmp_path):

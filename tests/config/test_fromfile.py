@@ -170,6 +170,9 @@ def test_custom_imports_failures(tmp_path):
     bad.write_text("custom_imports = dict(imports=['surely_not_a_module_x'])\n")
     with pytest.raises(ImportError, match=r"cannot import 'surely_not_a_module_x'.*sys\.path"):
         Config.fromfile(bad)
+    # MMEngine's phrase first, and the file
+    with pytest.raises(ImportError, match=r"cfg\.py: Failed to import custom modules from \{"):
+        Config.fromfile(bad)
     allowed = tmp_path / "ok.py"
     allowed.write_text(
         "custom_imports = dict(imports=['surely_not_a_module_x'], allow_failed_imports=True)\n"
@@ -221,3 +224,14 @@ def test_lazy_import_false_forces_text_style(tmp_path):
     """)
     )
     assert Config.fromfile(cfg_file, lazy_import=False).a == 1
+
+
+def test_lazy_import_false_reads_the_bases_as_text_style_too(tmp_path, demo_packages):
+    # As MMEngine passes lazy_import on to the bases: a base that imports a package (which
+    # makes it pure-Python) is run as plain Python, its modules dropped.
+    (tmp_path / "pure_base.py").write_text("import lazypkg_demo\nb = 2\n")
+    mixed = tmp_path / "mixed.py"
+    mixed.write_text("_base_ = './pure_base.py'\na = 1\n")
+    with pytest.raises(RuntimeError, match=r"mixed\.py:1: .*pure_base\.py is a pure-Python config"):
+        Config.fromfile(mixed)
+    assert Config.fromfile(mixed, lazy_import=False).to_dict() == {"a": 1, "b": 2}

@@ -1,9 +1,8 @@
 import argparse
-import re
 
 import pytest
 
-from treadle.config import Config, DictAction
+from treadle.config import Config, ConfigValueError, DictAction
 
 
 def make_cfg():
@@ -86,18 +85,41 @@ def test_dict_action_collects_and_merges():
 
 
 @pytest.mark.parametrize(
-    ("arg", "message"),
+    ("arg", "error", "message"),
     [
-        ("k=[1,2", r"k: unbalanced brackets in '\[1,2'"),
-        ("novalue", "expected KEY=VALUE, got 'novalue'"),
-        ("k=(1))", "unbalanced"),
+        ("k=[1,2", AssertionError, r"--cfg-options: k: Imbalanced brackets exist in \[1,2"),
+        ("k=(1))", AssertionError, r"--cfg-options: k: Imbalanced brackets exist in 1\)"),
+        ("k=[(a,b),[1,2],x", AssertionError, "Imbalanced brackets exist in"),
+        ("novalue", ValueError, "--cfg-options: expected KEY=VALUE, got 'novalue'"),
     ],
 )
-def test_dict_action_bad_values(capsys, arg, message):
+def test_dict_action_bad_values_raise_mmengines_errors(arg, error, message):
+    # As MMEngine's DictAction: an AssertionError for unpaired brackets, a ValueError without
+    # '=', raised as they are (not turned into argparse's usage message and SystemExit).
     parser = argparse.ArgumentParser()
     parser.add_argument("--cfg-options", nargs="+", action=DictAction)
-    with pytest.raises(SystemExit):
+    with pytest.raises(error, match=message) as caught:
         parser.parse_args(["--cfg-options", arg])
-    err = capsys.readouterr().err
-    assert "--cfg-options" in err
-    assert re.search(message, err)
+    assert isinstance(caught.value, ConfigValueError)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("a(b)", "a(b)"),  # no comma, not wrapped in brackets: a string, as in MMEngine
+        ("[a,,b]", ["a", "", "b"]),  # an empty item is kept...
+        ("[a,b,]", ["a", "b"]),  # ...except after the last comma
+    ],
+)
+def test_dict_action_takes_what_mmengine_takes(text, value):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cfg-options", nargs="+", action=DictAction)
+    assert parser.parse_args(["--cfg-options", f"k={text}"]).cfg_options == {"k": value}
+
+
+def test_dict_action_warns_on_a_scalar_with_unpaired_brackets():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cfg-options", nargs="+", action=DictAction)
+    with pytest.warns(UserWarning, match=r"'\[1' has unpaired brackets; it is taken as the string"):
+        args = parser.parse_args(["--cfg-options", "k=[1"])
+    assert args.cfg_options == {"k": "[1"}

@@ -116,3 +116,17 @@ def test_lazy_object_and_attr():
         LazyObject(1)
     with pytest.raises(ImportError, match="cannot import name 'Nope' from 'collections'"):
         LazyObject("collections", "Nope").build()
+
+
+def test_lazy_build_errors_say_failed_to_import():
+    # MMEngine's phrase, then where the import was written and why it failed
+    with pytest.raises(ImportError, match=r"^Failed to import collections\.Nope \(imported in"):
+        LazyObject("collections", "Nope", "cfg.py, line 2").build()
+    with pytest.raises(
+        ImportError, match=r"^Failed to import os\.path\.nope: os\.path has no attribute 'nope'"
+    ):
+        LazyObject("os").path.nope.build()
+    with pytest.raises(
+        ImportError, match=r"^Failed to import surely_missing_pkg_x \(imported in cfg\.py, line 3\)"
+    ):
+        LazyObject("surely_missing_pkg_x", None, "cfg.py, line 3").build()

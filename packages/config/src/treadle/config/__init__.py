@@ -28,7 +28,7 @@ from .errors import (
 from .lazy import LazyAttr, LazyObject
 from .read_base import read_base
 
-__version__ = "0.1.0"
+__version__ = "0.1.1"
 
 __all__ = [
     "RESERVED_KEYS",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .config import Config
+from .config import Config, unified_diff
 from .dict_action import DictAction
 from .errors import ConfigError
 
@@ -35,7 +35,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except ConfigError as err:  # a bad --cfg-options value (DictAction raises, as MMEngine's)
+        parser.error(str(err))
     try:
         if args.command == "print":
             cfg = Config.fromfile(args.config, strict=args.strict)
@@ -49,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
                 dump = dump_json if args.format == "json" else dump_yaml
                 sys.stdout.write(dump(cfg.to_dict()))
         else:
-            text = Config.diff(args.first, args.second)
+            text = unified_diff(args.first, args.second)
             if text:
                 print(text)
             return 1 if text else 0

@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 
 from .config_dict import ConfigDict, to_plain
-from .errors import ConfigKeyError, ConfigTypeError
+from .errors import ConfigImportError, ConfigTypeError
+from .loaded_values import RESERVED_KEYS as RESERVED_KEYS  # re-exported: it was defined here
+from .loaded_values import LoadedValues, check_keys
+from .mmengine_steps import MMEngineSteps
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -14,10 +17,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-RESERVED_KEYS = ("filename", "text", "pretty_text", "env_variables")
 
-
-class Config:
+class Config(LoadedValues, MMEngineSteps):
     """A config: attribute and item access to its values, plus where it came from.
 
     Args:
@@ -27,6 +28,10 @@ class Config:
         env_variables: environment variables the config read.
         format_python_code: accepted for MMEngine compatibility; the Python dump is always
             formatted by treadle's own formatter.
+
+    MMEngine's private loading steps, which toolboxes call (``Config._file2dict``,
+    ``Config._substitute_env_variables``, ...), are inherited from ``MMEngineSteps``; a loaded
+    config's values are made into ``ConfigDict`` when first needed (``LoadedValues``).
 
     Example:
         >>> cfg = Config(dict(model=dict(type='Net', depth=18)))
@@ -52,15 +57,19 @@ class Config:
             cfg_dict = {}
         elif not isinstance(cfg_dict, dict):
             raise ConfigTypeError(f"cfg_dict must be a dict, but got {type(cfg_dict).__name__}")
-        for key in cfg_dict:
-            if key in RESERVED_KEYS:
-                raise ConfigKeyError(
-                    f"{key} is reserved for config file: Config.{key} is the config's own "
-                    "attribute, so it cannot be a config key",
-                    filename,
-                )
+        check_keys(cfg_dict, filename)
         if not isinstance(cfg_dict, ConfigDict):
             cfg_dict = ConfigDict(cfg_dict)
+        self._set("_cfg_dict", cfg_dict)
+        self._set_source(filename, cfg_text, env_variables, format_python_code)
+
+    def _set_source(
+        self,
+        filename: str | None,
+        cfg_text: str | None,
+        env_variables: dict[str, Any] | None,
+        format_python_code: bool,
+    ) -> None:
         if cfg_text:
             text = cfg_text
         elif filename and os.path.isfile(filename):
@@ -68,7 +77,6 @@ class Config:
                 text = f.read()
         else:
             text = ""
-        self._set("_cfg_dict", cfg_dict)
         self._set("_filename", filename)
         self._set("_text", text)
         self._set("_env_variables", dict(env_variables or {}))
@@ -112,12 +120,7 @@ class Config:
         loaded, pure = loader.load(path, lazy_import)
         if pure:
             # The text just loaded, not the file read again.
-            cfg = Config(
-                loaded.cfg_dict,
-                cfg_text=loaded.text,
-                filename=path,
-                format_python_code=format_python_code,
-            )
+            cfg = Config._of_loaded(loaded, path, format_python_code)
             cfg._set("_imported_names", loaded.imported_names)
             return cfg
         cfg = Config._from_loaded(loaded, path, import_custom_modules)
@@ -144,7 +147,8 @@ class Config:
             )
         loaded, pure = Loader(strict=strict).load_string(cfg_str, file_format)
         if pure:
-            cfg = Config(loaded.cfg_dict, cfg_text=cfg_str)
+            cfg = Config._of_loaded(loaded, None)
+            cfg._set("_text", cfg_str)
             cfg._set("_imported_names", loaded.imported_names)
             return cfg
         cfg = Config._from_loaded(loaded, None, True)
@@ -163,36 +167,18 @@ class Config:
                     f"got {custom!r}",
                     filename,
                 )
-            import_modules_from_strings(**custom)
-        return Config(
-            loaded.cfg_dict,
-            cfg_text=loaded.text,
-            filename=filename,
-            env_variables=loaded.env_variables,
-        )
+            try:
+                import_modules_from_strings(**custom)
+            except ImportError as err:
+                import sys
 
-    @staticmethod
-    def _file2dict(
-        filename: str | Path,
-        use_predefined_variables: bool = True,
-        use_environment_variables: bool = True,
-        lazy_import: bool | None = None,
-    ) -> tuple[dict[str, Any], str, dict[str, Any]]:
-        """MMEngine's loading step, which toolboxes call: a text-style config and its bases as
-        ``(values, text, env_variables)``. See ``treadle.config.file_to_dict.file_to_dict``."""
-        from .file_to_dict import file_to_dict
-
-        return file_to_dict(
-            filename, use_predefined_variables, use_environment_variables, lazy_import
-        )
-
-    @staticmethod
-    def _get_cfg_path(cfg_path: str, filename: str) -> tuple[str, str | None]:
-        """MMEngine's ``(path, scope)`` of the ``_base_`` entry ``cfg_path`` of ``filename``:
-        scope is the package of a ``'pkg::path'`` entry, else None."""
-        from .file_to_dict import cfg_path_and_scope
-
-        return cfg_path_and_scope(cfg_path, filename)
+                # MMEngine's phrase first (code matches on it), then where Python looked.
+                raise ConfigImportError(
+                    f"Failed to import custom modules from {custom!r}: {err}; sys.path is "
+                    f"{sys.path}",
+                    filename,
+                ) from err
+        return Config._of_loaded(loaded, filename, env_variables=loaded.env_variables)
 
     # -- access ------------------------------------------------------------------------------
 
@@ -214,6 +200,8 @@ class Config:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
+        if name == "_cfg_dict":
+            return self._materialize()
         return getattr(self._cfg_dict, name)
 
     def __getitem__(self, name: Any) -> Any:
@@ -273,6 +261,7 @@ class Config:
         self._set("_imported_names", state[5] if len(state) > 5 else set())
 
     def __copy__(self) -> Config:
+        self._cfg_dict  # noqa: B018 (made before its state is shared)
         other = Config.__new__(type(self))
         other.__dict__.update(self.__dict__)
         other._set("_cfg_dict", self._cfg_dict.copy())
@@ -283,6 +272,7 @@ class Config:
     def __deepcopy__(self, memo: dict[int, Any]) -> Config:
         import copy
 
+        self._cfg_dict  # noqa: B018 (made before its state is copied)
         other = Config.__new__(type(self))
         memo[id(self)] = other
         for key, value in self.__dict__.items():
@@ -294,15 +284,19 @@ class Config:
     def to_dict(self, keep_imported: bool = False) -> dict[str, Any]:
         """Plain dicts all the way down; lazily imported objects as dotted strings. Names a
         pure-Python config imported are left out unless ``keep_imported``."""
-        return self._visible(self._cfg_dict.to_dict(), keep_imported)
+        values, known = self._values()
+        plain: dict[str, Any] = to_plain(self._visible(values, keep_imported), True, known)
+        return plain
 
     def _to_lazy_dict(self, keep_imported: bool = False) -> dict[str, Any]:
-        return self._visible(to_plain(self._cfg_dict, lazy_as_str=False), keep_imported)
+        values, known = self._values()
+        plain: dict[str, Any] = to_plain(self._visible(values, keep_imported), False, known)
+        return plain
 
     def _visible(self, cfg: dict[str, Any], keep_imported: bool) -> dict[str, Any]:
         if keep_imported or not self._imported_names:
             return cfg
-        return {k: v for k, v in cfg.items() if k not in self._imported_names}
+        return {k: v for k, v in dict.items(cfg) if k not in self._imported_names}
 
     @property
     def pretty_text(self) -> str:
@@ -317,7 +311,8 @@ class Config:
         from .formats import dump_json, dump_yaml
 
         if file is None:
-            ext = os.path.splitext(self.filename or ".py")[1]
+            # Not splitext(".py"): that is a hidden file's name with no extension.
+            ext = os.path.splitext(self.filename)[1] if self.filename else ".py"
         else:
             file = os.fspath(file)
             ext = os.path.splitext(file)[1]
@@ -364,19 +359,18 @@ class Config:
 
     @staticmethod
     def diff(cfg1: str | Config, cfg2: str | Config) -> str:
-        """A unified diff of the ``pretty_text`` of two configs (or config files)."""
+        """A unified diff of the ``pretty_text`` of two configs (or config files), in MMEngine's
+        text: no file names in the header, every line followed by an empty one except the
+        changed and context lines, and a last newline (so two equal configs give ``'\\n'``).
+        ``unified_diff`` gives the ordinary form, with the file names."""
         import difflib
 
-        first = Config.fromfile(cfg1) if not isinstance(cfg1, Config) else cfg1
-        second = Config.fromfile(cfg2) if not isinstance(cfg2, Config) else cfg2
         lines = difflib.unified_diff(
-            first.pretty_text.splitlines(),
-            second.pretty_text.splitlines(),
-            fromfile=str(first.filename or "cfg1"),
-            tofile=str(second.filename or "cfg2"),
-            lineterm="",
+            _as_config(cfg1).pretty_text.split("\n"), _as_config(cfg2).pretty_text.split("\n")
         )
-        return "\n".join(lines)
+        # difflib ends its header lines with a newline and the text lines without one; MMEngine
+        # adds one to each line and prints the whole with another.
+        return "".join(line + "\n" for line in lines) + "\n"
 
     @staticmethod
     def auto_argparser(description: str | None = None) -> tuple[argparse.ArgumentParser, Config]:
@@ -391,6 +385,35 @@ class Config:
         parser.add_argument("config", help="config file path")
         _add_args(parser, cfg.to_dict())
         return parser, cfg
+
+
+def _as_config(cfg: str | Config) -> Config:
+    return cfg if isinstance(cfg, Config) else Config.fromfile(cfg)
+
+
+def unified_diff(cfg1: str | Config, cfg2: str | Config) -> str:
+    """A unified diff of the ``pretty_text`` of two configs (or config files), with their file
+    names in the header; ``''`` when they are the same.
+
+    Example:
+        >>> print(unified_diff(Config(dict(a=1)), Config(dict(a=2))))
+        --- cfg1
+        +++ cfg2
+        @@ -1 +1 @@
+        -a = 1
+        +a = 2
+    """
+    import difflib
+
+    first, second = _as_config(cfg1), _as_config(cfg2)
+    lines = difflib.unified_diff(
+        first.pretty_text.splitlines(),
+        second.pretty_text.splitlines(),
+        fromfile=str(first.filename or "cfg1"),
+        tofile=str(second.filename or "cfg2"),
+        lineterm="",
+    )
+    return "\n".join(lines)
 
 
 def _add_args(parser: Any, cfg: dict[str, Any], prefix: str = "") -> None:

@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 
 DELETE_KEY = "_delete_"
 _LAZY_TYPES = (LazyObject, LazyAttr)
+_SEQUENCES = (list, tuple, set)
+_new = dict.__new__
+_fill = dict.update
+_store = dict.__setitem__
 
 
 # Any in quotes: typing is not imported at run time (import cost), and keys may be any hashable.
@@ -26,6 +30,13 @@ class ConfigDict(dict["Any", "Any"]):
     Lazily imported objects of pure-Python configs (``LazyObject``) are built when read through
     ``cfg[key]``, ``cfg.key``, ``get``, ``pop``, ``values`` and ``items``; ``to_dict()`` shows
     them as dotted strings.
+
+    A loaded config's values are plain dicts and lists until read: a plain dict found under a
+    key is replaced, when first read, by a ``ConfigDict`` of its items (its dicts still plain,
+    its lists and tuples copied with their dicts wrapped, as lists cannot tell when they are
+    read), and that object is what every later read returns, so changes made through it stay.
+    Users see ``ConfigDict`` all the way down; only ``dict.__getitem__`` and the like see the
+    plain dicts.
 
     Example:
         >>> cfg = ConfigDict(model=dict(type='Net', layers=[dict(depth=2)]))
@@ -83,6 +94,27 @@ class ConfigDict(dict["Any", "Any"]):
     def __missing__(self, name: Any) -> Any:
         raise KeyError(name)
 
+    def _read(self, key: Any, value: Any) -> Any:
+        """``value``, found under ``key``: a plain dict is wrapped (once: the wrapper is
+        stored in its place), a lazy object built unless configs are running."""
+        if type(value) is dict:
+            wrapped = wrap(value, type(self))
+            # Another thread may have wrapped it meanwhile: then its wrapper is the one.
+            if dict.get(self, key) is value:
+                _store(self, key, wrapped)
+                return wrapped
+            return self[key]
+        if not self.lazy and isinstance(value, _LAZY_TYPES):
+            return value.build()
+        return value
+
+    def _wrap_all(self) -> None:
+        """Wrap every plain dict this holds (before sharing values with another ConfigDict,
+        which must then see the same objects)."""
+        for key, value in list(dict.items(self)):
+            if type(value) is dict:
+                _store(self, key, wrap(value, type(self)))
+
     def __getattr__(self, name: str) -> Any:
         try:
             value = dict.__getitem__(self, name)
@@ -91,7 +123,7 @@ class ConfigDict(dict["Any", "Any"]):
             raise ConfigAttributeError(
                 f"'{type(self).__name__}' object has no attribute '{name}'{hint}"
             ) from None
-        return self._build(value)
+        return self._read(name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(type(self), name):
@@ -108,7 +140,7 @@ class ConfigDict(dict["Any", "Any"]):
         dict.__setitem__(self, name, self._hook(value))
 
     def __getitem__(self, key: Any) -> Any:
-        return self._build(dict.__getitem__(self, key))
+        return self._read(key, dict.__getitem__(self, key))
 
     def __dir__(self) -> list[str]:
         return [*super().__dir__(), *(k for k in self.keys() if isinstance(k, str))]
@@ -117,11 +149,23 @@ class ConfigDict(dict["Any", "Any"]):
         return iter(self.keys())
 
     def get(self, key: Any, default: Any = None) -> Any:
-        return self._build(dict.get(self, key, default))
+        value = dict.get(self, key, _MISSING)
+        if value is _MISSING:
+            return self._build(default)
+        return self._read(key, value)
 
     def pop(self, key: Any, *default: Any) -> Any:
         # MMEngine's pop returns None for a missing key when no default is given.
-        return self._build(dict.pop(self, key, *(default or (None,))))
+        value = dict.pop(self, key, *(default or (None,)))
+        if type(value) is dict:
+            return wrap(value, type(self))
+        return self._build(value)
+
+    def popitem(self) -> tuple[Any, Any]:
+        key, value = dict.popitem(self)
+        if type(value) is dict:
+            return key, wrap(value, type(self))
+        return key, self._build(value)
 
     def setdefault(self, key: Any, default: Any = None) -> Any:
         if key not in self:
@@ -130,10 +174,10 @@ class ConfigDict(dict["Any", "Any"]):
 
     # Lists, as MMEngine's ConfigDict returns (its values are built on the way out), not views.
     def values(self) -> list[Any]:  # type: ignore[override]
-        return [self._build(v) for v in dict.values(self)]
+        return [self._read(k, v) for k, v in list(dict.items(self))]
 
     def items(self) -> list[tuple[Any, Any]]:  # type: ignore[override]
-        return [(k, self._build(v)) for k, v in dict.items(self)]
+        return [(k, self._read(k, v)) for k, v in list(dict.items(self))]
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         """Update recursively: a dict given for a key that holds a dict updates that dict."""
@@ -147,6 +191,8 @@ class ConfigDict(dict["Any", "Any"]):
         other.update(kwargs)
         for key, value in other.items():
             current = dict.get(self, key)
+            if type(current) is dict:
+                current = self._read(key, current)
             if isinstance(current, dict) and isinstance(value, dict):
                 current.update(value)
             else:
@@ -162,6 +208,7 @@ class ConfigDict(dict["Any", "Any"]):
             self[key] = value
 
     def copy(self) -> ConfigDict:
+        self._wrap_all()  # the copy shares the values: the same objects on both sides
         return type(self)(dict(dict.items(self)))
 
     __copy__ = copy
@@ -211,16 +258,46 @@ class ConfigDict(dict["Any", "Any"]):
         return plain
 
 
-def to_plain(value: Any, lazy_as_str: bool = True) -> Any:
-    if isinstance(value, dict):
-        return {k: to_plain(v, lazy_as_str) for k, v in dict.items(value)}
-    if isinstance(value, list):
-        return [to_plain(v, lazy_as_str) for v in value]
-    if isinstance(value, tuple) and type(value) is tuple:
-        return tuple(to_plain(v, lazy_as_str) for v in value)
-    if lazy_as_str and isinstance(value, _LAZY_TYPES):
-        return value.dotted
-    return value
+def to_plain(value: Any, lazy_as_str: bool = True, known: Any = ()) -> Any:
+    """A copy of ``value`` with plain dicts, lists and tuples (every dict and list subclass
+    converted, other tuples kept), lazy objects as dotted strings or kept; ``known``: the lazy
+    objects it is likely to hold (fast_copy.py). One C-level pass."""
+    from .fast_copy import TO_DICT, TO_LAZY_DICT, copy_tree
+
+    if lazy_as_str:
+        return copy_tree(value, TO_DICT, [(lazy, lazy.dotted) for lazy in known])
+    return copy_tree(value, TO_LAZY_DICT, [(lazy, lazy) for lazy in known])
+
+
+def wrap(plain: dict[Any, Any], kind: type[ConfigDict] = ConfigDict) -> ConfigDict:
+    """A ``kind`` holding the items of ``plain``: its lists, tuples and sets copied (dicts in
+    them wrapped), its dicts left plain, to be wrapped when read (``ConfigDict._read``).
+
+    Example:
+        >>> cfg = wrap({'a': {'b': 1}, 'c': [{'d': 2}]})
+        >>> type(dict.__getitem__(cfg, 'a')).__name__, type(cfg['c'][0]).__name__
+        ('dict', 'ConfigDict')
+        >>> type(cfg.a).__name__, cfg.a is cfg.a
+        ('ConfigDict', True)
+    """
+    wrapped = _new(kind)
+    _fill(wrapped, plain)
+    for key, value in dict.items(plain):
+        if type(value) in _SEQUENCES:
+            _store(wrapped, key, wrap_items(value, kind))
+    return wrapped
+
+
+def wrap_items(items: list[Any] | tuple[Any, ...] | set[Any], kind: type = ConfigDict) -> Any:
+    """A copy of a list, tuple or set with the dicts in it (at any depth of lists and tuples)
+    wrapped."""
+    copied = [
+        wrap(v, kind) if type(v) is dict else wrap_items(v, kind) if type(v) in _SEQUENCES else v
+        for v in items
+    ]
+    if type(items) is list:
+        return copied
+    return tuple(copied) if type(items) is tuple else set(copied)
 
 
 _MISSING = object()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .errors import ConfigValueError
+from .errors import ConfigBracketError, ConfigValueError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,29 +29,40 @@ def parse_scalar(text: str) -> Any:
     return text
 
 
-def _split_top_level(text: str, whole: str) -> list[str]:
-    """Split at commas that are not inside brackets."""
-    parts, depth, start = [], 0, 0
+def _split_top_level(text: str) -> list[str]:
+    """Split at the commas outside brackets: where the text since the last split holds as many
+    ``(`` as ``)`` and as many ``[`` as ``]`` (MMEngine's rule). An empty last part (a trailing
+    comma, or no text at all) is dropped; empty parts before it are kept, as ``''``."""
+    parts, start, parens, brackets = [], 0, 0, 0
     for i, char in enumerate(text):
-        if char in "([":
-            depth += 1
-        elif char in ")]":
-            depth -= 1
-            if depth < 0:
-                raise ConfigValueError(f"unbalanced brackets in {whole!r}")
-        elif char == "," and depth == 0:
+        if char == "(":
+            parens += 1
+        elif char == ")":
+            parens -= 1
+        elif char == "[":
+            brackets += 1
+        elif char == "]":
+            brackets -= 1
+        elif char == "," and not parens and not brackets:
             parts.append(text[start:i])
             start = i + 1
-    if depth:
-        raise ConfigValueError(f"unbalanced brackets in {whole!r}")
     parts.append(text[start:])
+    if parts[-1] == "":
+        parts.pop()
     return parts
+
+
+def _balanced(text: str) -> bool:
+    return text.count("(") == text.count(")") and text.count("[") == text.count("]")
 
 
 def parse_value(text: str, whole: str | None = None) -> Any:
     """A ``--cfg-options`` value: scalars, ``a,b``, ``[a,b]``, ``(a,b)``, nested.
 
-    Like MMEngine, quotes around the value are stripped and spaces removed.
+    Like MMEngine, quotes around the value are stripped and spaces removed; a value without a
+    comma that is not wrapped in brackets is a scalar (``a(b)`` is the string ``'a(b)'``). A
+    list or tuple whose brackets do not pair up raises ``ConfigBracketError`` (a ValueError
+    and, as in MMEngine, an AssertionError).
 
     Example:
         >>> parse_value('[(1,2),[a,b],c]')
@@ -65,10 +76,21 @@ def parse_value(text: str, whole: str | None = None) -> Any:
     elif "," in text:
         inner = text
     else:
-        if any(c in text for c in "()[]"):
-            raise ConfigValueError(f"unbalanced brackets in {whole!r}")
+        if not _balanced(text):
+            import warnings
+
+            warnings.warn(
+                f"--cfg-options value {whole!r}: {text!r} has unpaired brackets; it is taken as "
+                "the string it is (as MMEngine does)",
+                UserWarning,
+                stacklevel=2,
+            )
         return parse_scalar(text)
-    values = [parse_value(part, whole) for part in _split_top_level(inner, whole) if part != ""]
+    if not _balanced(inner):
+        raise ConfigBracketError(
+            f"Imbalanced brackets exist in {inner}: in {whole!r}, each ( needs a ) and each [ a ]"
+        )
+    values = [parse_value(part, whole) for part in _split_top_level(inner)]
     return tuple(values) if is_tuple else values
 
 
@@ -100,12 +122,16 @@ class DictAction(argparse.Action):
         options = dict(getattr(namespace, self.dest, None) or {})
         if isinstance(values, str):
             values = [values]
+        option = option_string or self.dest
+        # Errors are raised as they are, not as argparse.ArgumentError (which argparse turns into
+        # a usage message and SystemExit): MMEngine's DictAction raises ValueError (no '=') and
+        # AssertionError (unpaired brackets), and scripts written for it catch those.
         for item in values or ():
             key, sep, text = str(item).partition("=")
-            if not sep or not key:
-                raise argparse.ArgumentError(self, f"expected KEY=VALUE, got {item!r}")
+            if not sep:
+                raise ConfigValueError(f"{option}: expected KEY=VALUE, got {item!r}")
             try:
                 options[key] = parse_value(text)
             except ConfigValueError as err:
-                raise argparse.ArgumentError(self, f"{key}: {err.message}") from None
+                raise type(err)(f"{option}: {key}: {err.message}") from None
         setattr(namespace, self.dest, options)

@@ -108,6 +108,17 @@ class ConfigNameError(ConfigError, NameError):
     """A Python config uses a name it never defined."""
 
 
+class ConfigBracketError(ConfigValueError, AssertionError):
+    """A ``--cfg-options`` value whose brackets do not pair up: a ValueError, and the
+    AssertionError MMEngine's DictAction raises there, so ``except AssertionError:`` written for
+    MMEngine still catches it."""
+
+
+class ConfigRecursionError(ConfigError, RecursionError):
+    """The values hold themselves (a list or dict inside itself): MMEngine's conversion of
+    them recurses without end and raises RecursionError."""
+
+
 class ConfigImportError(ConfigError, ImportError):
     """``custom_imports`` or an import in a Python config failed."""
 

@@ -70,7 +70,8 @@ class LazyObject:
             for name in modules:
                 module = importlib.import_module(name)
         except ImportError as err:
-            raise type(err)(f"cannot import {err.name or modules}{where}: {err}") from err
+            # MMEngine's phrase ("Failed to import"), then Python's reason.
+            raise type(err)(f"Failed to import {err.name or modules}{where}: {err}") from err
         if not isinstance(self._module, str):
             return importlib.import_module(self.module)
         if self._imported is None:
@@ -79,7 +80,8 @@ class LazyObject:
             return getattr(module, self._imported)
         except AttributeError:
             raise ImportError(
-                f"cannot import name {self._imported!r} from {self._module!r}{where}"
+                f"Failed to import {self.dotted}{where}: cannot import name "
+                f"{self._imported!r} from {self._module!r}"
             ) from None
 
     def __getattr__(self, name: str) -> LazyAttr:
@@ -155,7 +157,10 @@ class LazyAttr:
             return getattr(obj, self.name)
         except AttributeError:
             where = f" (imported in {self.location})" if self.location else ""
-            raise ImportError(f"cannot import {self.dotted}{where}") from None
+            raise ImportError(
+                f"Failed to import {self.dotted}{where}: {self.module} has no attribute "
+                f"{self.name!r}"
+            ) from None
 
     def __getattr__(self, name: str) -> LazyAttr:
         if name.startswith("__") or name in ("name", "source", "location"):

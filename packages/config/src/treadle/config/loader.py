@@ -12,7 +12,7 @@ import os
 import types
 import warnings
 
-from .config_dict import ConfigDict
+from .config_dict import ConfigDict, wrap
 from .errors import (
     ConfigCycleError,
     ConfigFileNotFoundError,
@@ -37,20 +37,21 @@ _DROPPED_TYPES = (types.FunctionType, types.ModuleType)
 
 
 class _Parsed:
-    """A Python config's AST and whether it is a pure-Python config. When the statements of
-    its head (python_head.py) make it one, only the head is parsed: the pure-Python compilation
-    compiles the rest from text."""
+    """Whether a Python config is a pure-Python config, and what its compilation can start
+    from: where its head (python_head.py) decides that it is one, the head's split of it (no
+    parse of the file: heads are parsed once per text, pure_program.head_of); otherwise its
+    AST."""
 
     __slots__ = ("pure", "tree")
 
     def __init__(self, filename: str, text: str) -> None:
-        from .python_head import parse_head
-        from .python_source import decides_pure, is_pure_python, parse
+        from .pure_program import head_of
+        from .python_source import is_pure_python, parse
 
-        head = parse_head(text, filename)
-        if head is not None and decides_pure(head.body, filename):
+        split = head_of(text, filename)
+        if split is not None and split[1].pure:
             self.pure = True
-            self.tree: ast.Module | None = head
+            self.tree: Any = split
             return
         tree = parse(text, filename)
         self.pure = is_pure_python(tree, filename)
@@ -58,9 +59,15 @@ class _Parsed:
 
 
 class Loaded:
-    """What loading one file (with its bases) gives."""
+    """What loading one file (with its bases) gives.
 
-    __slots__ = ("cfg_dict", "env_variables", "file", "imported_names", "text")
+    ``cfg_dict`` holds the values as the files' code left them: plain dicts (and the
+    ``ConfigDict`` views the code read through), one object possibly under several keys;
+    ``Config`` copies them before anything can change them. ``lazies``: the lazy objects the
+    values likely hold (copies find them by identity, fast_copy.py). ``pure``: made by
+    pure-Python configs (whose rule converts every dict subclass)."""
+
+    __slots__ = ("cfg_dict", "env_variables", "file", "imported_names", "lazies", "pure", "text")
 
     def __init__(
         self,
@@ -68,12 +75,16 @@ class Loaded:
         text: str,
         env_variables: dict[str, Any],
         imported_names: set[Any],
+        lazies: list[Any] | tuple[Any, ...] = (),
+        pure: bool = False,
     ) -> None:
         self.file: str | None = None
         self.cfg_dict = cfg_dict
         self.text = text
         self.env_variables = env_variables
         self.imported_names = imported_names
+        self.lazies = lazies
+        self.pure = pure
 
 
 def check_extension(filename: str, where: tuple[Any, ...] = (None, None)) -> str:
@@ -135,6 +146,9 @@ class Loader:
         self.strict = strict
         self.chain: list[str] = []
         self.unknown: list[tuple[str, str, int | None]] = []
+        # lazy_import=False reads every file of the chain as text-style (as MMEngine passes it
+        # on to the bases); None tells each base's style by its content.
+        self.base_lazy_import: bool | None = None
 
     # -- entry points ------------------------------------------------------------------------
 
@@ -143,6 +157,8 @@ class Loader:
         ext = check_extension(filename)
         text = read(filename)
         pure, tree = self._mode(filename, text, ext, lazy_import)
+        if lazy_import is False:
+            self.base_lazy_import = False
         self.chain.append(os.path.abspath(filename))
         try:
             if pure:
@@ -178,9 +194,9 @@ class Loader:
     ) -> tuple[bool, ast.Module | None]:
         if ext != ".py" or lazy_import is False:
             return False, None
-        from .python_source import needs_tree
+        from .python_source import may_be_pure
 
-        if lazy_import is None and not needs_tree(text):
+        if lazy_import is None and not may_be_pure(text):
             return False, None
         parsed = cached("mode", filename, text, lambda: _Parsed(filename, text))
         # The tree goes to whoever compiles the file first; later loads use what they cached.
@@ -214,7 +230,7 @@ class Loader:
             tree = None
         if ext == ".py":
             parts = tree
-            bases, code, tree = cached(
+            bases, codes, tree = cached(
                 "text-py", filename, text, lambda: self._python_parts(filename, text, parts)
             )
             data = None
@@ -227,7 +243,8 @@ class Loader:
             from .python_source import run
 
             namespace = {BASE_KEY: base_cfg, "__file__": filename, **tokens}
-            run(code, namespace, filename)
+            for code in codes:
+                run(code, namespace, filename)
             data = {
                 k: v
                 for k, v in namespace.items()
@@ -241,31 +258,29 @@ class Loader:
             self.unknown.extend(
                 (dotted(path), filename, lines(path)) for path in unknown_keys(data, base_cfg)
             )
-        merged = merge_a_into_b(data, base_cfg, locate=lines.locate)
+        merged = merge_a_into_b(data, base_cfg, locate=lines.locate, plain=True)
         cfg = {k: v for k, v in dict.items(merged) if not str(k).startswith("__")}
         texts.append(f"{filename}\n{raw}")
         return Loaded(cfg, "\n".join(texts), env, set())
 
     def _python_parts(
         self, filename: str, text: str, tree: Any
-    ) -> tuple[Any, types.CodeType, ast.Module | None]:
-        from .python_source import (
-            compile_text,
-            config_imports_to_treadle,
-            needs_tree,
-            parse,
-            split_base,
-        )
+    ) -> tuple[Any, list[types.CodeType], ast.Module | None]:
+        from .python_source import config_imports_to_treadle, parse, split_base
 
-        if tree is None and not needs_tree(text):
-            return None, compile_text(text, filename), None
         if tree is None:
+            from .python_pieces import compile_text_style
+
+            compiled = compile_text_style(text, filename)
+            if compiled is not None:  # most configs: no parse, statements compiled once
+                return (*compiled, None)
             tree = parse(text, filename)
         # `from mmengine.config import read_base` left over from a commented-out
         # `with read_base():` must load without MMEngine installed, as it does with MMEngine.
-        config_imports_to_treadle(tree)
+        if "mmengine" in text:
+            config_imports_to_treadle(tree)
         bases, _ = split_base(tree, filename)
-        return bases, compile(tree, filename, "exec", dont_inherit=True), tree
+        return bases, [compile(tree, filename, "exec", dont_inherit=True)], tree
 
     @staticmethod
     def _data(filename: str, text: str, ext: str) -> dict[str, Any]:
@@ -294,7 +309,7 @@ class Loader:
     def load_bases(
         self, bases: list[tuple[str, int | None]] | None, filename: str, env: dict[str, Any]
     ) -> tuple[ConfigDict, list[str]]:
-        base_cfg = ConfigDict()
+        values: dict[Any, Any] = {}
         texts: list[str] = []
         owners: dict[Any, str] = {}
         for path, line in bases or ():
@@ -311,12 +326,14 @@ class Loader:
                     line,
                 )
             scope = path.partition("::")[0] if is_package_path(path) else None
-            for key, value in loaded.cfg_dict.items():
+            for key in loaded.cfg_dict:
                 owners[key] = loaded.file
-                dict.__setitem__(base_cfg, key, ConfigDict._hook(value))
+            values.update(loaded.cfg_dict)
             if scope is not None:
-                _add_scope(base_cfg, scope, list(loaded.cfg_dict))
-        return base_cfg, texts
+                _add_scope(values, scope, list(loaded.cfg_dict))
+        # A ConfigDict view of the bases' values (made for this load alone): what the child's
+        # code reads of it is wrapped on the way, each path its own copy (config_dict.wrap).
+        return wrap(values), texts
 
     def load_base(self, path: str, parent: str, line: int | None) -> Any:
         full = resolve(path, parent, line)
@@ -325,12 +342,12 @@ class Loader:
         if cycle:
             raise ConfigCycleError(f"_base_ files include each other: {cycle}", parent, line)
         text = read(full)
-        pure, tree = self._mode(full, text, ext, None)
+        pure, tree = self._mode(full, text, ext, self.base_lazy_import)
         if pure:
             raise ConfigParsingError(
-                f"{full} is a pure-Python config (read_base() or imports) but is used as a "
-                "_base_ of a text-style config; the files of one inheritance chain must all be "
-                "of one style",
+                f"{full} is a pure-Python config (`with read_base():` or imports) but is used "
+                "as a _base_ of a text-style config; the files of one inheritance chain must all "
+                "be of one style",
                 parent,
                 line,
             )

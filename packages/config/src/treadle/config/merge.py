@@ -28,40 +28,62 @@ def merge_a_into_b(
     allow_list_keys: bool = False,
     locate: Locate | None = None,
     path: tuple[Any, ...] = (),
+    plain: bool = False,
 ) -> Any:
     """Return ``b`` updated by ``a``, recursively, without changing ``b``.
 
     A dict in ``a`` merges into the dict under the same key in ``b``; with ``_delete_=True`` it
     replaces it. With ``allow_list_keys``, keys made of digits index into a list of ``b``.
+    ``plain``: merge as plain dicts, for a loader whose result is copied whole afterwards
+    (values are shared with ``a`` and ``b``, not made into ConfigDicts).
     """
     locate = locate or _nowhere
-    merged = b.copy()
+    # A plain merge copies with dict.copy: ConfigDict.copy would wrap what it holds.
+    merged: Any = (dict.copy(b) if isinstance(b, dict) else list.copy(b)) if plain else b.copy()
     for key, value in dict.items(a):
         here = (*path, key)
         if isinstance(merged, list):
             index = _list_index(key, merged, here, locate)
-            merged[index] = _merge_item(value, merged[index], allow_list_keys, locate, here)
+            merged[index] = _merge_item(value, merged[index], allow_list_keys, locate, here, plain)
         elif isinstance(value, dict):
             if key not in merged:
                 # Nothing to merge into: the value is taken as written, _delete_ included, as
                 # MMEngine does (real toolbox configs put _delete_=True on new keys). Strict
                 # mode reports such keys as unknown.
-                merged[key] = ConfigDict(value)
+                _put(merged, key, value if plain else ConfigDict(value), plain)
                 continue
             delete = dict.get(value, DELETE_KEY, False)
             if DELETE_KEY in value:
                 value = {k: v for k, v in dict.items(value) if k != DELETE_KEY}
             if delete:
-                merged[key] = ConfigDict(value)
+                _put(merged, key, value if plain else ConfigDict(value), plain)
             else:
-                merged[key] = _merge_item(value, merged[key], allow_list_keys, locate, here)
+                base = dict.__getitem__(merged, key) if plain else merged[key]
+                _put(
+                    merged,
+                    key,
+                    _merge_item(value, base, allow_list_keys, locate, here, plain),
+                    plain,
+                )
         else:
-            merged[key] = value
+            _put(merged, key, value, plain)
     return merged
 
 
+def _put(merged: Any, key: Any, value: Any, plain: bool) -> None:
+    if plain:
+        dict.__setitem__(merged, key, value)
+    else:
+        merged[key] = value
+
+
 def _merge_item(
-    value: Any, base: Any, allow_list_keys: bool, locate: Locate, here: tuple[Any, ...]
+    value: Any,
+    base: Any,
+    allow_list_keys: bool,
+    locate: Locate,
+    here: tuple[Any, ...],
+    plain: bool = False,
 ) -> Any:
     if not isinstance(value, dict):
         return value
@@ -75,10 +97,11 @@ def _merge_item(
             *locate(here),
         )
     if DELETE_KEY in value:
+        kept = {k: v for k, v in dict.items(value) if k != DELETE_KEY}
         if dict.get(value, DELETE_KEY):
-            return ConfigDict({k: v for k, v in dict.items(value) if k != DELETE_KEY})
-        value = {k: v for k, v in dict.items(value) if k != DELETE_KEY}
-    return merge_a_into_b(value, base, allow_list_keys, locate, here)
+            return kept if plain else ConfigDict(kept)
+        value = kept
+    return merge_a_into_b(value, base, allow_list_keys, locate, here, plain)
 
 
 def _list_index(key: Any, items: list[Any], here: tuple[Any, ...], locate: Locate) -> int:

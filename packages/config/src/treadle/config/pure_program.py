@@ -10,18 +10,38 @@ and reused while the file's text is the same; ``pure_python`` runs it on every l
 from __future__ import annotations
 
 import ast
+import types
 
 from .errors import ConfigParsingError
-from .python_head import REST_AT, compile_rest, parse_head
-from .python_source import CONFIG_MODULES, is_read_base, is_stdlib, key_lines, parse
+from .lazy import LazyObject
+from .python_head import compile_rest, head_end
+from .python_source import (
+    CONFIG_MODULES,
+    decides_pure,
+    is_read_base,
+    is_stdlib,
+    key_lines,
+    parse,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import types
     from typing import Any
 
-#: The name lazy imports call in the compiled code.
+#: The name lazy imports call in the compiled code: a ``LazyAt`` of the file.
 LAZY_NAME = "__lazy_object__"
+
+
+class LazyAt:
+    """Makes the lazy imports of one file: ``LazyAt(filename)(module, name, line)``."""
+
+    __slots__ = ("filename",)
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+
+    def __call__(self, module: str, imported: str | None, line: int) -> LazyObject:
+        return LazyObject(module, imported, f"{self.filename}, line {line}")
 
 
 class PureProgram:
@@ -36,12 +56,11 @@ class PureProgram:
         imported: names the file imports (not config keys).
         codes: the file's code, with the file's line numbers, to run in order: its rewritten
             statements and, where the file splits (python_head.py), the text after its head.
-        names: for a closed program, every name its code uses (attributes included): the
-            only values of its namespace that it can reach.
-        closed: whether running ``codes`` can give nothing but what the file's text and its
-            bases' values determine (see ``is_closed``), so its values may be reused.
         error: an error the file holds, raised once its bases are loaded and the first
             ``error_at`` bindings made: where loading the file statement by statement meets it.
+        reach: every name the code uses (in functions and comprehensions too), or None where
+            it may reach names it does not write (``globals()``, ``eval``, ...): a value
+            imported under another name can only go into the file's values as it is.
 
     Example:
         >>> program = compile_pure('from pkg.nets import Net\\nmodel = dict(type=Net)\\n', 'c.py')
@@ -53,14 +72,13 @@ class PureProgram:
         "_key_lines",
         "bases",
         "bindings",
-        "closed",
         "codes",
         "error",
         "error_at",
         "filename",
         "imported",
-        "names",
         "packages",
+        "reach",
         "text",
     )
 
@@ -76,8 +94,7 @@ class PureProgram:
         self.codes: tuple[types.CodeType, ...] = ()
         self.error: Exception | None = None
         self.error_at = 0
-        self.closed = False
-        self.names: frozenset[str] = frozenset()
+        self.reach: frozenset[str] | None = None
         self._key_lines: dict[tuple[Any, ...], int] | None = None
 
     def key_lines(self) -> dict[tuple[Any, ...], int]:
@@ -87,18 +104,28 @@ class PureProgram:
         return self._key_lines
 
 
-def compile_pure(text: str, filename: str, tree: ast.Module | None = None) -> PureProgram:
+def compile_pure(text: str, filename: str, tree: Any = None) -> PureProgram:
     """Compile a pure-Python config; errors about its form are raised at once, except those
-    that an uncompiled load raises after loading its bases (kept in ``error``)."""
-    rest: types.CodeType | None = None
-    if tree is None:
-        tree = parse_head(text, filename)
-    rest_at: int | None = getattr(tree, REST_AT, None)
-    if rest_at is not None:
-        rest = compile_rest(text, rest_at, filename)
-    if tree is None or (rest_at is not None and rest is None):
+    that an uncompiled load raises after loading its bases (kept in ``error``). ``tree``: the
+    file's AST, or ``head_of``'s split of it, where the caller has one."""
+    if not isinstance(tree, ast.Module):
+        split = tree if tree is not None else head_of(text, filename)
+        if split is not None and split[1].compiled is not None:
+            rest = compile_rest(text, split[0], filename)
+            if rest is not None:
+                return split[1].compiled.program(text, filename, rest)
         tree = parse(text, filename)
     program = PureProgram(text, filename)
+    code = _compile_body(tree, program, filename)
+    if code is not None:
+        program.codes = (code,)
+        program.reach = reach_of(program.codes)
+    return program
+
+
+def _compile_body(tree: ast.Module, program: PureProgram, filename: str) -> types.CodeType | None:
+    """Rewrite ``tree``'s imports and compile it, filling ``program``'s bases, bindings,
+    packages and names; None where an error is kept in ``program.error``."""
     body = _inline_read_base(tree.body, filename)
     base_nodes = [n for n in body if getattr(n, "_treadle_base", False)]
     modules: dict[str, int] = {}
@@ -109,20 +136,135 @@ def compile_pure(text: str, filename: str, tree: ast.Module | None = None) -> Pu
     imported: set[str] = set()
     packages: dict[str, tuple[list[str], int]] = {}
     statements: list[ast.stmt] = []
+    code = None
     try:
         for node in body:
             statements.extend(_transform(node, program, modules, imported, packages, filename))
         tree.body = statements
         code = compile(tree, filename, "exec", dont_inherit=True)
-        program.codes = (code,) if rest is None else (code, rest)
-        program.closed = all(is_closed(c) for c in program.codes)
-        if program.closed:
-            program.names = frozenset().union(*(_names_in(c) for c in program.codes))
     except Exception as err:  # raised by the loader, once the bases are loaded
         program.error, program.error_at = err, len(program.bindings)
     program.packages = [(top, tuple(mods), line) for top, (mods, line) in packages.items()]
     program.imported = frozenset(imported | set(packages))
-    return program
+    return code
+
+
+class Head:
+    """What the head of a pure-Python config's text (python_head.py) gives, kept for every
+    file with that head (toolboxes repeat their imports: xtuner's 516 split configs have 77
+    heads): ``pure``, MMEngine's rule over its statements (True, False or None: undecided);
+    ``compiled``: its program, for a head that is pure and compiles without an error (else
+    each file is compiled whole, which reports the error with its own name)."""
+
+    __slots__ = ("compiled", "pure")
+
+    def __init__(self, pure: bool | None, compiled: HeadProgram | None) -> None:
+        self.pure = pure
+        self.compiled = compiled
+
+
+class HeadProgram:
+    """A head compiled under a stand-in file name: each file gets the code moved to its name."""
+
+    __slots__ = ("code", "head")
+
+    def __init__(self, head: PureProgram, code: types.CodeType) -> None:
+        self.head = head
+        self.code = code
+
+    def program(self, text: str, filename: str, rest: list[types.CodeType]) -> PureProgram:
+        from .python_pieces import moved
+
+        head = self.head
+        program = PureProgram(text, filename)
+        program.bases, program.bindings = head.bases, head.bindings  # nobody changes them
+        program.packages, program.imported = head.packages, head.imported
+        program.codes = (moved(self.code, filename), *rest)
+        program.reach = reach_of(program.codes)
+        return program
+
+
+# Names through which code can reach names it does not write.
+_DYNAMIC = frozenset(
+    (
+        "globals", "locals", "vars", "eval", "exec", "dir", "__import__", "__builtins__",
+        "__dict__", "sys", "inspect", "builtins", "importlib", "f_globals", "f_locals",
+    )
+)  # fmt: skip
+# id(co_names) -> (co_names, names of that code and the code in it): code moved to another file
+# keeps its co_names (CodeType.replace), so a statement met in many files is looked at once.
+_names: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
+
+
+def reach_of(codes: tuple[types.CodeType, ...]) -> frozenset[str] | None:
+    """Every name ``codes`` use; None where they may reach others (``_DYNAMIC``)."""
+    reach = frozenset().union(*(_names_in(code) for code in codes))
+    return None if not reach.isdisjoint(_DYNAMIC) else reach
+
+
+def _names_in(code: types.CodeType) -> frozenset[str]:
+    key = code.co_names
+    found = _names.get(id(key)) if key else None  # () is one object for all code
+    if found is not None and found[0] is key:
+        return found[1]
+    names = {*key, *code.co_varnames, *code.co_cellvars, *code.co_freevars}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_in(const)
+    frozen = frozenset(names)
+    if key:
+        if len(_names) > 200_000:
+            _names.clear()
+        _names[id(key)] = (key, frozen)
+    return frozen
+
+
+_STAND_IN = "<config head>"
+# head text -> Head; found by the text itself, so an edited file never gets a stale one
+_heads: dict[str, Head] = {}
+
+
+def head_of(text: str, filename: str) -> tuple[int, Head] | None:
+    """Where the head of ``text`` ends and what it gives; None where the text does not split
+    or its head does not parse alone (the whole file is then parsed). An error in the form of
+    the head's statements (``decides_pure``) is raised, naming ``filename``.
+
+    Example:
+        >>> end, head = head_of('from pkg import Net\\nmodel = dict(type=Net)\\n', 'c.py')
+        >>> end, head.pure, head.compiled.head.imported
+        (20, True, frozenset({'Net'}))
+    """
+    end = head_end(text)
+    if end is None:
+        return None
+    source = text[:end]
+    head = _heads.get(source)
+    if head is None:
+        head = _make_head(source, filename)
+        if head is None:
+            return None
+        if len(_heads) > 20_000:
+            _heads.clear()
+        _heads[source] = head
+    return end, head
+
+
+def _make_head(source: str, filename: str) -> Head | None:
+    try:
+        tree = ast.parse(source, filename)
+    except (SyntaxError, ValueError):  # the whole file's parse reports it
+        return None
+    pure = decides_pure(tree.body, filename)
+    if pure is not True:
+        return Head(pure, None)
+    program = PureProgram(source, _STAND_IN)
+    try:
+        code = _compile_body(tree, program, _STAND_IN)
+    except ConfigParsingError:  # raised at compile time: each file raises it with its name
+        return Head(True, None)
+    if code is None:
+        return Head(True, None)
+    return Head(True, HeadProgram(program, code))
 
 
 def _inline_read_base(body: list[ast.stmt], filename: str) -> list[ast.stmt]:
@@ -163,7 +305,12 @@ def _transform(
     imported: set[str],
     packages: dict[str, tuple[list[str], int]],
     filename: str,
+    nested: bool = False,
 ) -> list[ast.stmt]:
+    """The statements that replace ``node``: imports of non-stdlib names become lazy
+    assignments, at the top level and (as MMEngine rewrites every import of the file) inside
+    ``try``, ``if``, loops, ``with`` blocks, functions and classes, so an optional package that
+    is missing does not fail the load. ``nested``: ``node`` is inside such a block."""
     if isinstance(node, ast.ImportFrom):
         module = "." * node.level + (node.module or "")
         if module in bases:
@@ -189,7 +336,7 @@ def _transform(
                 )
             name = alias.asname or alias.name
             imported.add(name)
-            assigns.append(_lazy_assign(node, name, module, alias.name, filename))
+            assigns.append(_lazy_assign(node, name, module, alias.name))
         return assigns
     if isinstance(node, ast.Import):
         kept, out = [], []
@@ -200,7 +347,11 @@ def _transform(
                     imported.add(alias.asname)
             elif alias.asname:
                 imported.add(alias.asname)
-                out.append(_lazy_assign(node, alias.asname, alias.name, None, filename))
+                out.append(_lazy_assign(node, alias.asname, alias.name, None))
+            elif nested:
+                # MMEngine makes `import a.b` lazy only at the top level (gathered by package);
+                # in a block it runs, and `except ImportError:` sees what it raises.
+                kept.append(alias)
             else:
                 top = alias.name.split(".")[0]
                 modules, _ = packages.setdefault(top, ([], node.lineno))
@@ -209,24 +360,55 @@ def _transform(
             node.names = kept
             out.insert(0, node)
         return out
+    if isinstance(node, _BLOCK_STATEMENTS):
+        for block in _blocks(node):
+            statements: list[ast.stmt] = []
+            for inner in block:
+                statements.extend(
+                    _transform(inner, program, bases, imported, packages, filename, True)
+                )
+            # A block that only imported base values is left with nothing: Python needs a pass.
+            block[:] = statements or [ast.Pass(**_position(block[0]))]
     return [node]
 
 
-def _lazy_assign(
-    node: ast.stmt, name: str, module: str, imported: str | None, filename: str
-) -> ast.stmt:
-    """``name = __lazy_object__(module, imported, location)``, every node made at the import's
-    position (walking the tree afterwards to fill them costs more than compiling)."""
-    at: dict[str, Any] = {
+# Statements holding blocks of statements (match and try* where this Python has them).
+_BLOCK_STATEMENTS: tuple[type[ast.stmt], ...] = tuple(
+    getattr(ast, name)
+    for name in (
+        "If", "For", "AsyncFor", "While", "Try", "TryStar", "With", "AsyncWith",
+        "FunctionDef", "AsyncFunctionDef", "ClassDef", "Match",
+    )
+    if hasattr(ast, name)
+)  # fmt: skip
+
+
+def _blocks(node: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists of a compound statement: its body, else and finally blocks, and
+    those of its except handlers and match cases."""
+    blocks = [getattr(node, field, None) for field in ("body", "orelse", "finalbody")]
+    parts = [*getattr(node, "handlers", ()), *getattr(node, "cases", ())]
+    blocks.extend(part.body for part in parts)
+    return [block for block in blocks if block]
+
+
+def _position(node: ast.stmt) -> dict[str, Any]:
+    return {
         "lineno": node.lineno,
         "col_offset": node.col_offset,
         "end_lineno": node.end_lineno,
         "end_col_offset": node.end_col_offset,
     }
-    location = f"{filename}, line {node.lineno}"
+
+
+def _lazy_assign(node: ast.stmt, name: str, module: str, imported: str | None) -> ast.stmt:
+    """``name = __lazy_object__(module, imported, line)``, every node made at the import's
+    position (walking the tree afterwards to fill them costs more than compiling). The file's
+    name is not in the code (``LazyAt`` adds it), so files with one head share its code."""
+    at = _position(node)
     call = ast.Call(
         ast.Name(LAZY_NAME, _LOAD, **at),
-        [ast.Constant(module, **at), ast.Constant(imported, **at), ast.Constant(location, **at)],
+        [ast.Constant(module, **at), ast.Constant(imported, **at), ast.Constant(node.lineno, **at)],
         [],
         **at,
     )
@@ -236,64 +418,7 @@ def _lazy_assign(
 _LOAD, _STORE = ast.Load(), ast.Store()
 
 
-# What a closed program may use: builtins and stdlib modules whose results depend only on their
-# arguments. Anything else (os.environ, time, random, open, print, functions that keep the
-# namespace they were made in) makes the file run again on every load.
-SAFE_BUILTINS = frozenset(
-    (
-        "abs", "all", "any", "bool", "dict", "divmod", "enumerate", "filter", "float",
-        "frozenset", "int", "isinstance", "len", "list", "map", "max", "min", "pow", "range",
-        "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip",
-    )
-)  # fmt: skip
-SAFE_MODULES = frozenset(("collections", "math", "itertools", "fractions", "string"))
-_OUR_NAMES = frozenset(("__file__", LAZY_NAME))
-_COMPREHENSIONS = frozenset(("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"))
-
-
-def is_closed(code: types.CodeType) -> bool:
-    """Whether compiled config code computes its values from its own text and its bases'
-    values alone. Read off the names the code uses (globals, attributes, imported modules):
-    no builtin or stdlib module outside the safe lists, no dunder name, no function or class
-    (a comprehension is fine). A config key that shares a builtin's name only makes it run
-    every time."""
-    names = code.co_names
-    if not _unsafe_names().isdisjoint(names):
-        return False
-    joined = " ".join(names)
-    if "__" in joined or "." in joined:  # rare outside the head: only then one by one
-        for name in names:
-            if name.startswith("__") and name not in _OUR_NAMES:
-                return False
-            if "." in name and name.partition(".")[0] in _unsafe_names():
-                return False
-    for const in code.co_consts:
-        if type(const) is _CODE and (const.co_name not in _COMPREHENSIONS or not is_closed(const)):
-            return False
-    return True
-
-
-_CODE = type(is_closed.__code__)
-
-
-def _names_in(code: types.CodeType) -> set[str]:
-    """Every name the code (and code nested in it) uses: what a closed program can reach."""
-    names = {*code.co_names, *code.co_varnames, *code.co_cellvars, *code.co_freevars}
-    for const in code.co_consts:
-        if type(const) is _CODE:
-            names |= _names_in(const)
-    return names
-
-
-_unsafe: list[frozenset[str]] = []
-
-
-def _unsafe_names() -> frozenset[str]:
-    """Builtins and stdlib modules outside the safe lists (made on first use, then reused)."""
-    if not _unsafe:
-        import builtins
-        import sys
-
-        unsafe_builtins = set(dir(builtins)) - SAFE_BUILTINS
-        _unsafe.append(frozenset(unsafe_builtins | (sys.stdlib_module_names - SAFE_MODULES)))
-    return _unsafe[0]
+def clear() -> None:
+    """Forget every compiled head (source_cache.clear)."""
+    _heads.clear()
+    _names.clear()

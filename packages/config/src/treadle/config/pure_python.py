@@ -6,7 +6,9 @@ config can name classes of packages that are not imported while it loads. There 
 the child's code changes the base values it imported, as ordinary Python.
 
 Each file is compiled once per process (``pure_program``, kept in the source cache while its
-text is the same) and its code run on every load, so values are new each time.
+text is the same) and its code run on every load, so values are new each time. They stay as
+the code made them (plain dicts and lists); a child's code gets ``ConfigDict`` views of the
+names it imports (pure_values.py), and ``Config`` copies the whole once, when it is used.
 """
 
 from __future__ import annotations
@@ -16,17 +18,16 @@ import types
 
 from .config_dict import ConfigDict
 from .errors import ConfigCycleError, ConfigFileNotFoundError, ConfigKeyError, ConfigParsingError
-from .lazy import LazyObject
+from .lazy import LazyAttr, LazyObject
 from .loader import Loaded, closed_cycle, read
 from .package_path import package_dir
-from .pure_program import LAZY_NAME, PureProgram, compile_pure
-from .pure_values import thaw, thaw_keys, to_config_dicts
+from .pure_program import LAZY_NAME, LazyAt, PureProgram, compile_pure
+from .pure_values import bind
 from .python_source import run
 from .source_cache import cached
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import ast
     from typing import Any
 
     from .loader import Loader
@@ -36,7 +37,7 @@ class PurePythonLoader:
     def __init__(self, loader: Loader) -> None:
         self.loader = loader
 
-    def load(self, filename: str, text: str, tree: ast.Module | None) -> Loaded:
+    def load(self, filename: str, text: str, tree: Any) -> Loaded:
         previous = ConfigDict.lazy
         # While configs run, reading a ConfigDict gives lazy objects back instead of importing.
         ConfigDict.lazy = True
@@ -44,37 +45,26 @@ class PurePythonLoader:
             result = self.run(filename, program_of(filename, text, tree))
         finally:
             ConfigDict.lazy = previous
-        cfg = thaw(result.values) if result.kept else result.values
-        return Loaded(cfg, text, {}, set(result.imported))
+        # The values as the code left them: Config copies them before any change.
+        lazies = list(result.lazies.values())
+        return Loaded(result.values, text, {}, set(result.imported), lazies, pure=True)
 
     def run(self, filename: str, program: PureProgram) -> Result:
         base_results = {}
         for module, line in program.bases:
             base_results[module] = self._load_base(module, filename, line)
-        keep = (
-            program.closed and not self.loader.strict and all(r.kept for r in base_results.values())
-        )
-        if keep:
-            kept = _kept.get(filename)
-            if kept is not None and kept.made_of(program, base_results):
-                return kept
-        # Values kept for reuse are copied before the code here can change them: all of them,
-        # or where the code is closed, those it names (it can reach no other value; the rest
-        # stay shared with the bases' kept values, which nobody changes).
-        shared_ids: set[int] = set()
-        if keep:
-            bases = _thaw_named(program, base_results, shared_ids)
-        else:
-            bases = {m: thaw(r.values) if r.kept else r.values for m, r in base_results.items()}
         imported: set[Any] = set()
+        lazies: dict[int, Any] = {}
         for r in base_results.values():
             imported |= r.imported
-        namespace: dict[str, Any] = {"__file__": filename, LAZY_NAME: LazyObject}
+            lazies.update(r.lazies)
+        namespace: dict[str, Any] = {"__file__": filename, LAZY_NAME: LazyAt(filename)}
         bindings = program.bindings
         if program.error is not None:
             bindings = bindings[: program.error_at]
+        binder = _Binder(program.reach, bindings)
         for module, line, names in bindings:
-            _bind_base_names(module, line, names, bases[module], namespace, filename)
+            binder.bind(module, line, names, base_results[module].values, namespace, filename)
         if program.error is not None:
             import copy
 
@@ -82,7 +72,7 @@ class PurePythonLoader:
         for top, modules, line in program.packages:
             namespace[top] = LazyObject(list(modules), location=f"{filename}, line {line}")
         imported |= program.imported
-        defined_by_bases = set(namespace) if self.loader.strict and bases else None
+        defined_by_bases = set(namespace) if self.loader.strict and base_results else None
         for code in program.codes:
             run(code, namespace, filename)
         values = {
@@ -90,16 +80,15 @@ class PurePythonLoader:
             for k, v in namespace.items()
             if not k.startswith("__") and not isinstance(v, types.ModuleType)
         }
-        shared = {k for k in values.keys() - program.names if id(values[k]) in shared_ids}
+        for value in values.values():
+            if type(value) in _LAZY:
+                lazies[id(value)] = value
         if defined_by_bases is not None:
             lines = program.key_lines()
             for key in values:
                 if key not in defined_by_bases and key not in imported:
                     self.loader.unknown.append((key, filename, lines.get((key,))))
-        result = Result(to_config_dicts(values, shared), imported, program, base_results, keep)
-        if keep:
-            _kept[filename] = result
-        return result
+        return Result(values, imported, lazies)
 
     def _load_base(self, module: str, filename: str, line: int) -> Result:
         path = base_module_path(module, filename, line)
@@ -121,88 +110,87 @@ class PurePythonLoader:
 
 
 class Result:
-    """The values of one pure-Python config file, and what they were made from.
+    """The values of one pure-Python config file (as its code left them), the names it
+    imported, and the lazy objects the values likely hold (by id; copies find them by
+    identity, fast_copy.py)."""
 
-    ``kept``: the values are kept for reuse (the file is closed, see ``PureProgram.closed``, and
-    so are its bases): nobody may change them, loads copy them first.
-    """
+    __slots__ = ("imported", "lazies", "values")
 
-    __slots__ = ("bases", "imported", "kept", "program", "values")
-
-    def __init__(
-        self,
-        values: ConfigDict,
-        imported: set[Any],
-        program: PureProgram,
-        bases: dict[str, Result],
-        kept: bool,
-    ) -> None:
+    def __init__(self, values: dict[str, Any], imported: set[Any], lazies: dict[int, Any]):
         self.values = values
         self.imported = imported
-        self.program = program
-        self.bases = bases
-        self.kept = kept
-
-    def made_of(self, program: PureProgram, bases: dict[str, Result]) -> bool:
-        """Whether running ``program`` over ``bases`` gives these values again: the same
-        compiled text (the source cache gives one program per text) over the same base values."""
-        return (
-            self.program is program
-            and self.bases.keys() == bases.keys()
-            and all(self.bases[m] is r for m, r in bases.items())
-        )
+        self.lazies = lazies
 
 
-# filename -> the latest values of that closed file, made again when its text or bases change.
-_kept: dict[str, Result] = {}
+_LAZY = (LazyObject, LazyAttr)
 
 
-def program_of(filename: str, text: str, tree: ast.Module | None = None) -> PureProgram:
+def program_of(filename: str, text: str, tree: Any = None) -> PureProgram:
     """The compiled program of a pure-Python config file, made once per text."""
     return cached("pure", filename, text, lambda: compile_pure(text, filename, tree))
 
 
-def _thaw_named(
-    program: PureProgram, base_results: dict[str, Result], shared_ids: set[int]
-) -> dict[str, Any]:
-    """Each base's kept values, those that the program's code names copied (once per base, as
-    a whole base's copy would give them), the others shared; their ids go to ``shared_ids``."""
-    named: dict[str, set[str]] = {m: set() for m in base_results}
-    for module, _, names in program.bindings:
-        values = base_results[module].values
+class _Binder:
+    """Binds what a file imports from its bases: each base value to one ``ConfigDict`` view
+    (``bind``), the same under every name it is imported as. A value the file's code cannot
+    reach under any of its names (``PureProgram.reach``: star imports bind every name of a
+    base) is bound as it is: it can only go into the file's values, which are copied anyway."""
+
+    def __init__(self, reach: frozenset[str] | None, bindings: list[Any]) -> None:
+        self.reach = reach
+        self.bound: dict[tuple[str, str], Any] = {}
+        self.reached: set[tuple[str, str]] = set()  # (module, name) reached under an alias
+        self.star: set[str] = set()
+        for module, _, names in bindings:
+            for name, asname in names:
+                if name == "*":
+                    self.star.add(module)
+                elif reach is not None and (asname or name) in reach:
+                    self.reached.add((module, name))
+
+    def bind(
+        self,
+        module: str,
+        line: int,
+        names: list[tuple[str, str | None]],
+        base: dict[str, Any],
+        namespace: dict[str, Any],
+        filename: str,
+    ) -> None:
         for name, asname in names:
             if name == "*":
-                named[module].update(k for k in values if k in program.names)
-            elif (asname or name) in program.names:
-                named[module].add(name)
-    bases = {}
-    for module, result in base_results.items():
-        bases[module] = thaw_keys(result.values, named[module])
-        shared_ids.update(id(v) for k, v in dict.items(result.values) if k not in named[module])
-    return bases
+                keys: Any = base
+            elif name not in base:
+                from .errors import closest
+
+                raise ConfigKeyError(
+                    f"base config {module} defines no {name!r}{closest(name, base)}",
+                    filename,
+                    line,
+                )
+            else:
+                keys = (name,)
+            for key in keys:
+                namespace[asname or key] = self._value(module, base, key)
+
+    def _value(self, module: str, base: dict[str, Any], key: str) -> Any:
+        found = self.bound.get((module, key), _UNBOUND)
+        if found is _UNBOUND:
+            raw = dict.__getitem__(base, key)
+            reach = self.reach
+            if (
+                reach is None
+                or (module, key) in self.reached
+                or (module in self.star and key in reach)
+            ):
+                found = bind(raw)
+            else:
+                found = raw
+            self.bound[module, key] = found
+        return found
 
 
-def _bind_base_names(
-    module: str,
-    line: int,
-    names: list[tuple[str, str | None]],
-    base: dict[str, Any],
-    namespace: dict[str, Any],
-    filename: str,
-) -> None:
-    for name, asname in names:
-        if name == "*":
-            namespace.update(dict.items(base))
-            continue
-        if name not in base:
-            from .errors import closest
-
-            raise ConfigKeyError(
-                f"base config {module} defines no {name!r}{closest(name, base)}",
-                filename,
-                line,
-            )
-        namespace[asname or name] = dict.__getitem__(base, name)
+_UNBOUND = object()
 
 
 def base_module_path(module: str, filename: str, line: int) -> str:

@@ -22,7 +22,6 @@ from .errors import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
-    import types
     from collections.abc import Iterable
     from typing import Any
 
@@ -43,26 +42,17 @@ def parse(text: str, filename: str) -> ast.Module:
         ) from None
 
 
-def compile_text(text: str, filename: str) -> types.CodeType:
-    """Compile source with the real filename, so tracebacks show the config's lines."""
-    try:
-        return compile(text, filename, "exec", dont_inherit=True)
-    except SyntaxError as err:
-        raise ConfigSyntaxError(
-            f"invalid Python: {err.msg}", filename, err.lineno, err.text, err.offset
-        ) from None
-
-
-def needs_tree(text: str) -> bool:
-    """Whether the source may have ``_base_ = ...``, imports or ``with``: only then is an AST
-    needed; other configs compile straight from text."""
-    return BASE_KEY in text or _MAY_BE_PURE.search(text) is not None
+def may_be_pure(text: str) -> bool:
+    """Whether the source has an ``import`` or a ``with`` statement: only then may it be a
+    pure-Python config (MMEngine's rule, ``is_pure_python``, needs one of them)."""
+    return _MAY_BE_PURE.search(text) is not None
 
 
 def config_imports_to_treadle(tree: ast.Module) -> None:
-    """Point ``from mmengine.config[...] import ...`` in ``tree`` at treadle.config, which
-    provides the same names, so a text-style config that imports ``read_base`` (or ``Config``)
-    from MMEngine loads whether or not MMEngine is installed."""
+    """Point ``from mmengine.config[...] import ...`` and ``from mmengine import Config`` in
+    ``tree`` at treadle.config, which provides the same names, so a text-style config that
+    imports ``read_base`` (or ``Config``) from MMEngine loads whether or not MMEngine is
+    installed."""
     import ast
 
     for node in ast.walk(tree):
@@ -70,9 +60,19 @@ def config_imports_to_treadle(tree: ast.Module) -> None:
             isinstance(node, ast.ImportFrom)
             and not node.level
             and node.module
-            and (node.module == CONFIG_MODULES[0] or node.module.startswith("mmengine.config."))
+            and (
+                node.module == CONFIG_MODULES[0]
+                or node.module.startswith("mmengine.config.")
+                or imports_config_class(node)
+            )
         ):
             node.module = "treadle.config"
+
+
+def imports_config_class(node: ast.ImportFrom) -> bool:
+    """Whether ``node`` is ``from mmengine import Config``: MMEngine's rule lets a text-style
+    config import it (to load another config while it loads) without becoming pure-Python."""
+    return node.module == "mmengine" and len(node.names) == 1 and node.names[0].name == "Config"
 
 
 def is_stdlib(module: str) -> bool:
@@ -114,7 +114,7 @@ def decides_pure(nodes: Iterable[ast.AST], filename: str) -> bool | None:
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 return True
-            if node.module and not is_stdlib(node.module):
+            if node.module and not is_stdlib(node.module) and not imports_config_class(node):
                 return True
         if isinstance(node, ast.Import) and any(not is_stdlib(a.name) for a in node.names):
             return True

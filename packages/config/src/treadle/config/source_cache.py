@@ -84,5 +84,10 @@ def cached(kind: str, filename: str, text: str, make: Callable[[], T]) -> T:
 
 def clear() -> None:
     """Forget every entry (the next load reads, parses and compiles again)."""
+    from . import pure_program, python_head, python_pieces
+
     _entries.clear()
     _texts.clear()
+    python_pieces.clear()
+    python_head.clear()
+    pure_program.clear()

@@ -129,6 +129,10 @@ class BaseRefs:
                     line,
                 )
             walked += f".{part}"
+        if type(value) is dict:  # the code may read it as a ConfigDict, as it reads _base_
+            from .config_dict import wrap
+
+            return wrap(value)
         return value
 
     def substitute(self, value: Any) -> Any:
