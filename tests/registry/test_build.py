@@ -89,8 +89,44 @@ def test_manager_mixin_classes_are_built_with_get_instance(models):
 
 
 def test_cfg_must_be_a_mapping(models):
-    with pytest.raises(TypeError, match=r"cfg must be a mapping.*got list: \['ResNet'\]"):
+    # With MMEngine's phrase, which its users' tests match.
+    with pytest.raises(
+        TypeError,
+        match=r"cfg should be a dict, ConfigDict or Config, but got <class 'list'>: "
+        r"\['ResNet'\]; a cfg is a mapping",
+    ):
         build_from_cfg(["ResNet"], models)
+
+
+class ConfigLike:
+    """A mapping by protocol only, as treadle.config's Config is (no Mapping subclass)."""
+
+    def __init__(self, values):
+        self._values = dict(values)
+
+    def keys(self):
+        return self._values.keys()
+
+    def items(self):
+        return self._values.items()
+
+    def __getitem__(self, key):
+        return self._values[key]
+
+    def __contains__(self, key):
+        return key in self._values
+
+    def __iter__(self):
+        return iter(self._values)
+
+
+def test_a_mapping_by_protocol_is_a_cfg(models):
+    # MMEngine builds from a whole Config too; cfg and default_args may be one.
+    model = build_from_cfg(ConfigLike({"type": "ResNet"}), models, ConfigLike({"depth": 18}))
+    assert model.depth == 18
+    assert models.build(ConfigLike({"type": "ResNet", "depth": 50})).depth == 50
+    model = build_from_cfg(ConfigLike({"depth": 34}), models, ConfigLike({"type": "ResNet"}))
+    assert model.depth == 34
 
 
 def test_cfg_without_type_shows_the_cfg(models):
@@ -106,7 +142,9 @@ def test_cfg_without_type_shows_the_cfg(models):
 
 def test_registry_must_be_a_registry():
     with pytest.raises(
-        TypeError, match=r"registry must be a treadle\.registry\.Registry, got dict"
+        TypeError,
+        match=r"registry must be a mmengine\.Registry object, but got <class 'dict'>: .*pass a "
+        r"treadle\.registry\.Registry",
     ):
         build_from_cfg({"type": "ResNet"}, {"ResNet": object})
 
@@ -120,12 +158,17 @@ def test_a_cfg_without_type_is_reported_before_a_wrong_registry():
 
 
 def test_default_args_must_be_a_mapping(models):
-    with pytest.raises(TypeError, match=r"default_args must be a mapping or None, got list"):
+    with pytest.raises(
+        TypeError,
+        match=r"default_args should be a dict, ConfigDict, Config or None, but got <class 'list'>",
+    ):
         build_from_cfg({"type": "ResNet"}, models, [("depth", 1)])
 
 
 def test_type_must_be_a_name_or_a_callable(models):
     with pytest.raises(
-        TypeError, match=r"'type' of a cfg must be a registered name, a class or a callable.*3"
+        TypeError,
+        match=r"'type' of a cfg must be a registered name, a class or a callable: type must be a "
+        r"str or valid type, but got <class 'int'>: 3",
     ):
         build_from_cfg({"type": 3}, models)

@@ -140,7 +140,7 @@ def test_a_default_scope_missing_from_the_tree_warns_once_and_uses_the_registry(
 def test_a_registry_found_later_is_used(tree):
     root = tree.root
     init_default_scope("late")
-    with pytest.raises(KeyError, match="'Late' is not in the 'models' registry"):
+    with pytest.raises(KeyError, match="Late is not in the treadle::models registry"):
         root.build({"type": "Late"})  # remembered: the scope 'late' is nowhere
     late = Registry("late models", parent=root, scope="late")
     late.register_module(name="Late", module=dict)

@@ -11,7 +11,8 @@ def test_type_not_found_names_registry_scopes_key_and_close_names(tree):
     with pytest.raises(KeyError) as caught:
         tree.det3d.build({"type": "CascadHead"})
     message = str(caught.value)
-    assert "'CascadHead' is not in the 'det3d models' registry (scope 'mydet3d')" in message
+    # "KEY is not in the SCOPE::NAME registry": MMEngine's phrase.
+    assert "CascadHead is not in the mydet3d::det3d models registry." in message
     assert "Searched the scopes 'mydet3d' (det3d models), 'mydet' (det models), 'treadle'" in (
         message
     )
@@ -40,7 +41,7 @@ def test_unknown_scope_lists_the_scopes_of_the_tree(tree):
     with pytest.raises(
         KeyError,
         match=re.escape(
-            "'nosuchscope_q.ResNet' is not in the 'cls models' registry (scope 'mycls'). No "
+            "nosuchscope_q.ResNet is not in the mycls::cls models registry. No "
             "registry of scope 'nosuchscope_q' exists in its tree (scopes: 'treadle', 'mydet', "
             "'mydet3d', 'mycls'): no installed distribution declares 'nosuchscope_q' in the "
             "entry-point group 'treadle.registry', no module 'nosuchscope_q.registry'"
@@ -51,7 +52,7 @@ def test_unknown_scope_lists_the_scopes_of_the_tree(tree):
 
 def test_not_found_under_a_default_scope_names_the_scoped_registry(tree):
     init_default_scope("mydet")
-    with pytest.raises(KeyError, match=r"'Missing' is not in the 'det models' registry"):
+    with pytest.raises(KeyError, match=r"Missing is not in the mydet::det models registry"):
         tree.root.build({"type": "Missing"})
 
 

@@ -1,6 +1,7 @@
 """The registry tree: root -> mydet, mycls; mydet -> mydet3d (see conftest.tree)."""
 
 import collections
+import collections.abc
 
 import pytest
 
@@ -88,8 +89,8 @@ def test_a_full_import_path_works_when_no_name_matches(tree):
     assert root.get("collections.OrderedDict") is collections.OrderedDict
     assert root.build({"type": "collections.Counter", "a": 2}) == collections.Counter(a=2)
     assert root.get("collections.NoSuchThing") is None
-    assert root.get("collections") is None  # a module is nothing to build
-    assert root.get("collections.abc") is None
+    assert root.get("collections") is None  # a bare name is a registered name only
+    assert root.get("collections.abc") is collections.abc  # a module path, as in MMEngine
 
 
 def test_build_func_is_inherited():
@@ -119,10 +120,17 @@ def test_a_scope_extends_a_registry_once(tree):
     ("kwargs", "error", "message"),
     [
         ({"name": 1}, TypeError, "a registry's name must be a str, got int"),
+        # TypeErrors that are also the AssertionError MMEngine raises.
+        ({"name": "m", "scope": 3}, AssertionError, "the scope of registry 'm' must be a str"),
         ({"name": "m", "scope": 3}, TypeError, "the scope of registry 'm' must be a str"),
         ({"name": "m", "scope": "a.b"}, ValueError, "without dots.*got 'a.b'"),
         ({"name": "m", "scope": ""}, ValueError, "non-empty"),
         ({"name": "m", "parent": "models"}, TypeError, "parent of registry 'm' must be a Registry"),
+        (
+            {"name": "m", "parent": "models"},
+            AssertionError,
+            "parent of registry 'm' must be a Registry, got str",
+        ),
     ],
 )
 def test_bad_constructor_arguments(kwargs, error, message):
@@ -158,7 +166,7 @@ def test_repr_is_a_readable_table(tree):
     root.register_module(name="make_resnet", module=lambda: None)
     text = repr(root)
     lines = text.splitlines()
-    assert lines[0] == "Registry 'models' (scope 'treadle'): 2 modules"
+    assert lines[0] == "Registry of models (scope 'treadle'): 2 modules"  # MMEngine's title
     assert lines[1].split() == ["Name", "Object", "Module"]
     assert set(lines[2]) == {"-", " "}
     assert lines[3].split()[:3] == ["ResNet", "class", "ResNet"]
@@ -168,5 +176,5 @@ def test_repr_is_a_readable_table(tree):
     column = lines[1].index("Module")
     assert all(line[column - 2 : column] == "  " for line in lines[3:])
     assert (
-        repr(Registry("empty", scope="treadle")) == "Registry 'empty' (scope 'treadle'): 0 modules"
+        repr(Registry("empty", scope="treadle")) == "Registry of empty (scope 'treadle'): 0 modules"
     )

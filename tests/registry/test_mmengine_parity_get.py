@@ -131,10 +131,11 @@ def get_through_a_module_alias(api):
     return reg.get(api.s("X_alias.coll.OrderedDict"))
 
 
-@difference(mm=(True, True), tr=(False, False))
+@difference(mm=(True, True), tr=(False, True))
 def get_module_name(api):
     # MMEngine's get returns any importable module ('os', 'os.path'): `'os' in REGISTRY` is
-    # True. A module is not something to build; treadle returns None.
+    # True. treadle returns a module for a dotted path, as MMEngine does ('mmengine.utils'), and
+    # takes a bare name for a registered one only: `'os' in REGISTRY` is False.
     reg = api.Registry("r", scope=api.s("X_a"))
     return reg.get("os") is os, reg.get("os.path") is os.path
 

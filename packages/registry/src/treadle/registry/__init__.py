@@ -11,7 +11,7 @@ from .entry_points import ENTRY_POINT_GROUP, refresh_entry_points
 from .registry import Registry
 from .utils import count_registered_modules, traverse_registry_tree
 
-__version__ = "0.1.0"
+__version__ = "0.1.1"
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from treadle.logging import ManagerMixin
 
+from .errors import CfgKeyError
 from .registry import Registry
 
 TYPE_CHECKING = False
@@ -17,28 +18,39 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+def _is_mapping(value: Any) -> bool:
+    # Any mapping: a dict, a ConfigDict, and a Config, which is one by protocol (keys() and
+    # [] reach its dict) without being a Mapping subclass. MMEngine takes all three.
+    return isinstance(value, Mapping) or (hasattr(value, "keys") and hasattr(value, "__getitem__"))
+
+
 def _check_inputs(cfg: Any, registry: Any, default_args: Any) -> None:
-    if not isinstance(cfg, Mapping):
+    # The phrases "cfg should be a dict, ConfigDict or Config, but got <class ...>" and the like
+    # are MMEngine's, which its users' tests match.
+    if not _is_mapping(cfg):
         raise TypeError(
-            f"cfg must be a mapping such as a dict or a ConfigDict, got "
-            f"{type(cfg).__name__}: {cfg!r}"
+            f"cfg should be a dict, ConfigDict or Config, but got {type(cfg)}: {cfg!r}; a cfg "
+            "is a mapping of the arguments, with the 'type' to build"
         )
     # In MMEngine's order: a cfg without 'type' is reported before a wrong registry.
-    if "type" not in cfg and not (isinstance(default_args, Mapping) and "type" in default_args):
+    if "type" not in cfg and not (_is_mapping(default_args) and "type" in default_args):
         name = getattr(registry, "name", None)
         by = f"the {name!r} registry" if isinstance(name, str) else "a registry"
-        raise KeyError(
-            f"a cfg built by {by} needs the key 'type' (the name of what to build), in cfg or "
-            f"in default_args; got cfg={dict(cfg)!r} and default_args={default_args!r}"
+        raise CfgKeyError(
+            f"a cfg built by {by} needs the key 'type' (the name of what to build): cfg or "
+            f'default_args must contain the key "type"; got cfg={dict(cfg)!r} and '
+            f"default_args={default_args!r}"
         )
     if not isinstance(registry, Registry):
         raise TypeError(
-            f"registry must be a treadle.registry.Registry, got {type(registry).__name__}"
+            f"registry must be a mmengine.Registry object, but got {type(registry)}: "
+            f"{registry!r}; pass a treadle.registry.Registry (what mmengine.Registry is under "
+            "treadle.compat)"
         )
-    if default_args is not None and not isinstance(default_args, Mapping):
+    if default_args is not None and not _is_mapping(default_args):
         raise TypeError(
-            f"default_args must be a mapping or None, got {type(default_args).__name__}: "
-            f"{default_args!r}"
+            f"default_args should be a dict, ConfigDict, Config or None, but got "
+            f"{type(default_args)}: {default_args!r}"
         )
 
 
@@ -46,6 +58,8 @@ def build_from_cfg(
     cfg: Mapping[str, Any], registry: Registry, default_args: Mapping[str, Any] | None = None
 ) -> Any:
     """Build the object ``cfg`` describes: ``cfg['type']`` called with the other keys.
+
+    ``cfg`` and ``default_args`` are any mappings: dicts, ConfigDicts, or a whole Config.
 
     ``type`` is a name registered in ``registry`` (``'ResNet'``, ``'mydet.ResNet'``), or a
     class or function itself. ``default_args`` fill the keys ``cfg`` leaves out. The default
@@ -94,8 +108,8 @@ def _build(args: dict[str, Any], registry: Registry) -> Any:
         obj = obj_type  # a class, a function, a functools.partial...
     else:
         raise TypeError(
-            f"the 'type' of a cfg must be a registered name, a class or a callable, got "
-            f"{type(obj_type).__name__}: {obj_type!r}"
+            f"the 'type' of a cfg must be a registered name, a class or a callable: type must be "
+            f"a str or valid type, but got {type(obj_type)}: {obj_type!r}"
         )
     try:
         if isinstance(obj, type) and issubclass(obj, ManagerMixin):

@@ -13,6 +13,8 @@ from contextlib import contextmanager
 
 from treadle.logging import ManagerMixin, print_log
 
+from .errors import RegistryArgumentError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -46,7 +48,7 @@ class DefaultScope(ManagerMixin):
     def __init__(self, name: str, scope_name: str) -> None:
         super().__init__(name)
         if not isinstance(scope_name, str):
-            raise TypeError(
+            raise RegistryArgumentError(
                 f"DefaultScope's scope_name must be a str, got {type(scope_name).__name__}: "
                 f"{scope_name!r}"
             )

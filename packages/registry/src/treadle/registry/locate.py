@@ -26,11 +26,18 @@ def _import(name: str) -> ModuleType | None:
         return None
 
 
-def locate_object(path: str) -> Any | None:
-    """Return the object ``path`` names, or None when there is none, or it is a module (no type
-    to build). Each part is what Python's ``import a.b`` then ``a.b.C`` would give: a package's
-    attribute wins over its submodule of the same name (``pkg.nms``, the function
-    ``pkg/__init__.py`` imports from ``pkg/nms.py``)."""
+def locate_object(path: str, modules: bool = False) -> Any | None:
+    """Return the object ``path`` names, or None when there is none, or it is a module and
+    ``modules`` is false. Each part is what Python's ``import a.b`` then ``a.b.C`` would give: a
+    package's attribute wins over its submodule of the same name (``pkg.nms``, the function
+    ``pkg/__init__.py`` imports from ``pkg/nms.py``).
+
+    Example:
+        >>> locate_object('collections.OrderedDict').__name__
+        'OrderedDict'
+        >>> locate_object('os.path') is None, locate_object('os.path', modules=True).__name__
+        (True, 'posixpath')
+    """
     parts = path.split(".")
     if not all(parts):
         return None
@@ -44,4 +51,6 @@ def locate_object(path: str) -> Any | None:
             # as `import numpy as np` in the package is kept when no submodule has the name).
             attribute = _import(f"{obj.__name__}.{parts[index]}") or attribute
         obj = attribute
-    return None if obj is None or isinstance(obj, ModuleType) else obj
+    if obj is None or (isinstance(obj, ModuleType) and not modules):
+        return None
+    return obj

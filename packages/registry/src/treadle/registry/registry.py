@@ -16,6 +16,7 @@ from treadle.logging import print_log
 
 from . import entry_points as _plugins
 from .default_scope import DefaultScope, current_scope_name
+from .errors import RegistryArgumentError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ class Registry:
         if scope is None:
             scope = _infer_scope()
         elif not isinstance(scope, str):
-            raise TypeError(
+            raise RegistryArgumentError(
                 f"the scope of registry {name!r} must be a str, got {type(scope).__name__}"
             )
         if not scope or "." in scope:
@@ -111,7 +112,7 @@ class Registry:
                 f"are written 'scope.Name'), got {scope!r}"
             )
         if parent is not None and not isinstance(parent, Registry):
-            raise TypeError(
+            raise RegistryArgumentError(
                 f"the parent of registry {name!r} must be a Registry, got {type(parent).__name__}"
             )
         if isinstance(locations, str):
@@ -213,16 +214,22 @@ class Registry:
             True
         """
         if not isinstance(force, bool):
-            raise TypeError(f"force must be a bool, got {type(force).__name__}: {force!r}")
+            # "force must be a boolean, but got <class ...>": MMEngine's words, which its users'
+            # tests match.
+            raise TypeError(
+                f"register_module in {self._name!r}: force must be a boolean, but got "
+                f"{type(force)}: {force!r}"
+            )
         if not (name is None or isinstance(name, str)):
+            given = name
             try:
                 name = list(name)
             except TypeError:
                 name = [name]  # type: ignore[list-item]
             if not all(isinstance(item, str) for item in name):
                 raise TypeError(
-                    f"the name to register in {self._name!r} must be None, a str or a list of "
-                    f"str, got {name!r}"
+                    f"the name to register in {self._name!r}: name must be None, an instance of "
+                    f"str, or a sequence of str, but got {type(given)}: {given!r}"
                 )
         if module is not None:
             self._register_module(module=module, module_name=name, force=force)
@@ -239,8 +246,8 @@ class Registry:
     ) -> None:
         if not callable(module):
             raise TypeError(
-                f"only classes and functions can be registered in {self._name!r}, got "
-                f"{type(module).__name__}: {module!r}"
+                f"only classes and functions can be registered in {self._name!r}: module must be "
+                f"Callable, but got {type(module)}: {module!r}"
             )
         if module_name is None:
             module_name = getattr(module, "__name__", None)
@@ -263,10 +270,11 @@ class Registry:
                     existing = self._module_dict[key]
                     what = getattr(existing, "__qualname__", None) or repr(existing)
                     where = getattr(existing, "__module__", "?")
+                    # "NAME is already registered in REGISTRY at MODULE" is MMEngine's phrase.
                     raise KeyError(
-                        f"{key!r} is already registered in the {self._name!r} registry (scope "
-                        f"{self._scope!r}) as {what} from module {where}; pass force=True to "
-                        "replace it, or register under another name"
+                        f"{key} is already registered in {self._name} at {where} (as {what}, "
+                        f"scope {self._scope!r}); pass force=True to replace it, or register "
+                        "under another name"
                     )
         for key in names:
             self._module_dict[key] = module
@@ -357,7 +365,9 @@ class Registry:
         - ``'Name'``: this registry, then its parents up to the root.
         - ``'scope.Name'``: the registry of that scope anywhere in the tree (its plugins are
           imported if it has none yet), then its parents.
-        - a full import path (``'collections.OrderedDict'``) when no registered name matches.
+        - a full import path (``'collections.OrderedDict'``, or a module's: ``'os.path'``) when
+          no registered name matches, as MMEngine does (a bare name is only ever a registered
+          one: ``'os'`` is None).
 
         Example:
             >>> MODELS = Registry('models', scope='treadle')
@@ -392,7 +402,7 @@ class Registry:
                 return obj
         from .locate import locate_object
 
-        return locate_object(key)
+        return locate_object(key, modules=True)
 
     # -- building ---------------------------------------------------------------------------
 

@@ -59,7 +59,8 @@ def missing_type_message(registry: Registry, key: str) -> str:
         scope, name = name.split(".", 1)
         unknown_scope = scope
         start = start._registry_of_scope(scope)
-    head = f"{key!r} is not in {_label(registry)}."
+    # "KEY is not in the SCOPE::NAME registry": MMEngine's words, which its users' tests match.
+    head = f"{key} is not in the {registry.scope}::{registry.name} registry."
     if start is None:
         scopes = ", ".join(repr(node.scope) for node in _tree(registry))
         return (

@@ -28,7 +28,7 @@ def registry_table(registry: Registry) -> str:
 
     Example:
         >>> print(registry_table(MODELS))  # doctest: +SKIP
-        Registry 'models' (scope 'mydet'): 2 modules
+        Registry of models (scope 'mydet'): 2 modules
         Name     Object         Module
         -------  -------------  ------------------
         ResNet   class ResNet   mydet.models.resnet
@@ -36,8 +36,9 @@ def registry_table(registry: Registry) -> str:
     """
     rows = [(name, *_describe(obj)) for name, obj in sorted(registry.module_dict.items())]
     count = len(rows)
+    # "Registry of NAME" begins the title, as MMEngine's table does.
     title = (
-        f"Registry {registry.name!r} (scope {registry.scope!r}): "
+        f"Registry of {registry.name} (scope {registry.scope!r}): "
         f"{count} module{'' if count == 1 else 's'}"
     )
     if not rows:
