@@ -2,9 +2,18 @@
 
 import pytest
 
-from treadle.fileio import BaseStorageBackend, FileClient, LocalBackend, S3Backend
+from treadle.fileio import (
+    BaseStorageBackend,
+    FileClient,
+    HardDiskBackend,
+    LocalBackend,
+    S3Backend,
+)
 
-pytestmark = pytest.mark.filterwarnings("ignore:FileClient is deprecated:DeprecationWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:FileClient is deprecated:DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore:HardDiskBackend is the older name:DeprecationWarning"),
+]
 
 
 @pytest.fixture(autouse=True)
@@ -21,7 +30,9 @@ def test_warns_that_it_is_deprecated():
 
 def test_local_round_trip(tmp_path):
     client = FileClient()
-    assert isinstance(client.client, LocalBackend) and client.name == "LocalBackend"
+    # MMEngine's FileClient makes a HardDiskBackend, the deprecated subclass of LocalBackend.
+    assert isinstance(client.client, HardDiskBackend) and client.name == "HardDiskBackend"
+    assert isinstance(client.client, LocalBackend)
     path = tmp_path / "sub" / "a.txt"
     client.put_text("hello", path)
     client.put(b"bytes", tmp_path / "b.bin")
@@ -52,8 +63,8 @@ def test_parse_uri_prefix_and_infer_client(tmp_path):
     assert FileClient.parse_uri_prefix("/a/b") is None
     assert FileClient.parse_uri_prefix("s3://bucket/key") == "s3"
     assert FileClient.parse_uri_prefix("cluster:s3://bucket/key") == "s3"
-    assert FileClient.infer_client(uri=str(tmp_path)).name == "LocalBackend"
-    assert FileClient.infer_client({"backend": "disk"}).name == "LocalBackend"
+    assert FileClient.infer_client(uri=str(tmp_path)).name == "HardDiskBackend"
+    assert FileClient.infer_client({"backend": "disk"}).name == "HardDiskBackend"
     assert FileClient.infer_client(uri="https://example.com/x").name == "HTTPBackend"
 
 
@@ -66,6 +77,9 @@ def test_unknown_backend_or_prefix_is_named():
         FileClient.infer_client()
     with pytest.raises(TypeError, match="uri must be a str or a path"):
         FileClient.parse_uri_prefix(3)
+    # MMEngine asserts there: the error is an AssertionError too.
+    with pytest.raises(AssertionError, match=r"uri must be a str or a path, got None"):
+        FileClient.parse_uri_prefix(None)
 
 
 def test_register_backend_with_prefix_and_force():

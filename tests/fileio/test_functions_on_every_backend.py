@@ -198,7 +198,7 @@ def test_list_dir_or_file_rejects_bad_arguments(root):
     fileio.put(b"x", path(root, "a.txt"))
     with pytest.raises(TypeError, match="`suffix` should be None when `list_dir` is True"):
         list(fileio.list_dir_or_file(root, suffix=".txt"))
-    with pytest.raises(TypeError, match="`suffix` must be a string or a tuple"):
+    with pytest.raises(TypeError, match=r"`suffix` must be a string or tuple of strings, got \["):
         list(fileio.list_dir_or_file(root, list_dir=False, suffix=[".txt"]))
 
 

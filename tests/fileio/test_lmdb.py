@@ -102,3 +102,14 @@ def test_missing_lmdb_names_the_extra(database, monkeypatch):
     monkeypatch.setitem(sys.modules, "lmdb", None)  # import lmdb raises ImportError
     with pytest.raises(ImportError, match=r"LmdbBackend needs 'lmdb'.*treadle-fileio\[lmdb\]"):
         fileio.LmdbBackend(database).get("labels.txt")
+
+
+def test_text_reads_can_be_turned_off_as_treadle_compat_does(database, monkeypatch):
+    # MMEngine's LmdbBackend refuses get_text; treadle.compat's install() sets text_reads=False.
+    backend = fileio.LmdbBackend(database)
+    monkeypatch.setattr(fileio.LmdbBackend, "text_reads", False)
+    with pytest.raises(NotImplementedError, match=r"LmdbBackend.get_text is off \(LmdbBackend"):
+        backend.get_text("labels.txt")
+    assert backend.get("labels.txt") == "cat\ndög\n".encode()  # bytes are still read
+    monkeypatch.setattr(fileio.LmdbBackend, "text_reads", True)
+    assert backend.get_text("labels.txt") == "cat\ndög\n"

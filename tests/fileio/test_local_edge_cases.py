@@ -80,3 +80,32 @@ def test_a_negative_offset_counts_as_zero(tree):
     (tree / "names.txt").write_text("a\nb\nc\n")
     assert fileio.list_from_file(tree / "names.txt", offset=-2) == ["a", "b", "c"]
     assert fileio.list_from_file(tree / "names.txt", offset=-2, max_num=1) == ["a"]
+
+
+@pytest.mark.parametrize("error", [OSError("no links here"), RuntimeError("odd filesystem")])
+def test_copy_if_symlink_fails_copies_whatever_stops_the_link(tree, monkeypatch, error):
+    # MMEngine copies on any failure of os.symlink, not only on an OSError.
+    def refuse(src, dst):
+        raise error
+
+    monkeypatch.setattr(os, "symlink", refuse)
+    assert fileio.copy_if_symlink_fails(tree / "a.txt", tree / "copy.txt") is False
+    assert (tree / "copy.txt").read_text() == "a" and not (tree / "copy.txt").is_symlink()
+    assert fileio.copy_if_symlink_fails(str(tree / "sub"), str(tree / "subcopy")) is False
+    assert (tree / "subcopy" / "b.txt").read_text() == "b"
+
+
+def test_parse_uri_prefix_of_mmengine_io(tree):
+    from treadle.fileio.io import _parse_uri_prefix
+
+    assert _parse_uri_prefix(tree / "a.txt") == ""
+    assert _parse_uri_prefix(str(tree)) == ""
+    assert _parse_uri_prefix(uri="https://example.com/a.png") == "https"
+    assert _parse_uri_prefix("s3://bucket/a.png") == "s3"
+    assert _parse_uri_prefix("cluster:s3://bucket/a.png") == "s3"
+    # A TypeError, and the AssertionError MMEngine raises there.
+    for bad in (None, []):
+        with pytest.raises(AssertionError, match="uri must be a str or a path, got"):
+            _parse_uri_prefix(bad)
+    with pytest.raises(TypeError, match="uri must be a str or a path, got NoneType None"):
+        _parse_uri_prefix(None)

@@ -17,6 +17,11 @@ def test_missing_boto3_names_the_s3_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "boto3", None)  # import boto3 now raises ImportError
     with pytest.raises(ImportError, match=r"needs 'boto3'.*pip install 'treadle-fileio\[s3\]'"):
         fileio.S3Backend()
+    # Ported MMEngine code learns why: MMEngine sends s3:// paths to its Petrel backend.
+    with pytest.raises(ImportError, match=r"^S3Backend \(s3:// paths, which treadle reads with "):
+        fileio.S3Backend()
+    with pytest.raises(ImportError, match=r"with boto3, not MMEngine's Petrel SDK\) needs"):
+        fileio.S3Backend()
     with pytest.raises(ImportError, match=r"treadle-fileio\[s3\]"):
         fileio.get("s3://bucket/key", backend_args={"region_name": "only-in-this-test"})
 

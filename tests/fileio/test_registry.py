@@ -66,12 +66,22 @@ def test_backend_args_name_a_backend(tmp_path):
         ValueError, match=r"'nope', which is not registered: registered backends are .*local"
     ):
         fileio.get(tmp_path / "f", backend_args={"backend": "nope"})
-    with pytest.raises(ValueError, match="needs a uri"):
+    with pytest.raises(ValueError, match="uri should not be None when backend_args names no"):
         get_file_backend()
+    with pytest.raises(ValueError, match="uri should not be None"):
+        get_file_backend(None, backend_args={})
 
 
-def test_hard_disk_backend_is_the_local_backend():
-    assert HardDiskBackend is LocalBackend
+def test_hard_disk_backend_is_a_deprecated_local_backend(tmp_path):
+    # MMEngine's FileClient('disk') makes one, named after its class; it warns.
+    with pytest.warns(DeprecationWarning, match="HardDiskBackend is the older name of Local"):
+        backend = HardDiskBackend()
+    assert isinstance(backend, LocalBackend) and backend.name == "HardDiskBackend"
+    backend.put_text("disk", tmp_path / "a.txt")
+    assert backend.get_text(tmp_path / "a.txt") == "disk"
+    # Paths and names still pick LocalBackend itself.
+    assert type(get_file_backend(tmp_path)) is LocalBackend
+    assert type(get_file_backend(backend_args={"backend": "disk"})) is LocalBackend
 
 
 def test_register_backend_as_function_and_decorator():
@@ -90,20 +100,27 @@ def test_register_backend_as_function_and_decorator():
 
 def test_register_backend_refuses_duplicates_unless_forced():
     register_backend("echo", EchoBackend, prefixes="echo")
-    with pytest.raises(ValueError, match=r"'echo' is already registered .*force=True"):
+    with pytest.raises(ValueError, match=r"echo is already registered .*force=True"):
         register_backend("echo", EchoBackend)
-    with pytest.raises(ValueError, match="prefix 's3' is already registered to S3Backend"):
+    with pytest.raises(
+        ValueError, match=r"the prefix s3 is already registered \(to S3Backend\).*force=True"
+    ):
         register_backend("other", EchoBackend, prefixes="s3")
     register_backend("mys3", EchoBackend, prefixes="s3", force=True)
     assert fileio.get("s3://bucket/key") == b"s3://bucket/key"
 
 
 def test_register_backend_checks_its_arguments():
-    with pytest.raises(TypeError, match="backend must be a subclass of BaseStorageBackend"):
+    with pytest.raises(TypeError, match="backend dict is not a subclass of BaseStorageBackend"):
         register_backend("bad", dict)
-    with pytest.raises(TypeError, match="name must be a str"):
+    with pytest.raises(TypeError, match=r"backend should be a class \(a subclass of Base"):
+        register_backend("bad", lambda: None)
+    with pytest.raises(TypeError, match="the backend name should be a string, got int"):
         register_backend(1, EchoBackend)
     with pytest.raises(TypeError, match="prefixes must be a str or a list of str"):
+        register_backend("bad", EchoBackend, prefixes=1)
+    # MMEngine asserts on prefixes: the error is an AssertionError too.
+    with pytest.raises(AssertionError, match="prefixes must be a str or a list of str, got 1"):
         register_backend("bad", EchoBackend, prefixes=1)
 
 

@@ -1,11 +1,12 @@
 """A proxy in front of the moto S3 server that fails chosen requests on purpose: an HTTP error
-with an S3 code (``(503, 'SlowDown')``), a reset connection (``'reset'``) or a slow answer
-(``('slow', seconds)``: waits, then forwards).
+with an S3 code (``(503, 'SlowDown')``), a reset connection (``'reset'``), a slow answer
+(``('slow', seconds)``: waits, then forwards) or a body cut short (``('cut', nbytes)``: the
+server's status and headers, then ``nbytes`` of the body, then the connection ends).
 
 ``faulty_proxy`` (a fixture, with ``moto_endpoint``) gives a :class:`FaultyProxy`;
 ``proxy.fail(match, action, times)`` makes the next ``times`` requests (all when None) for
 which ``match(method, path)`` is true get ``action``; ``proxy.count(method, part)`` counts the
-requests seen.
+requests seen; ``proxy.ranges`` lists ``(method, path, Range header or None)`` of each.
 
 Example:
     >>> def test_retry(faulty_proxy, bucket):
@@ -37,6 +38,7 @@ class FaultyProxy:
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream.removeprefix("http://")
         self.requests: list[tuple[str, str, object]] = []
+        self.ranges: list[tuple[str, str, str | None]] = []
         self._faults: list[list] = []
         self._lock = threading.Lock()
         proxy = self
@@ -59,7 +61,7 @@ class FaultyProxy:
 
             def _handle(self) -> None:
                 body = self._body()
-                action = proxy._decide(self.command, self.path)
+                action = proxy._decide(self.command, self.path, self.headers.get("Range"))
                 if action == "reset":
                     # SO_LINGER 0: the connection ends with a TCP reset, as a crashed server's.
                     linger = struct.pack("ii", 1, 0)
@@ -69,6 +71,9 @@ class FaultyProxy:
                     return
                 if isinstance(action, tuple) and action[0] == "slow":
                     time.sleep(action[1])
+                elif isinstance(action, tuple) and action[0] == "cut":
+                    self._forward(body, cut=action[1])
+                    return
                 elif action is not None:
                     status, code = action
                     payload = ERROR_BODY.format(code=code).encode()
@@ -81,7 +86,7 @@ class FaultyProxy:
                     return
                 self._forward(body)
 
-            def _forward(self, body: bytes) -> None:
+            def _forward(self, body: bytes, cut: int | None = None) -> None:
                 connection = http.client.HTTPConnection(proxy.upstream, timeout=60)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
                 headers["Content-Length"] = str(len(body))
@@ -97,7 +102,10 @@ class FaultyProxy:
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     if self.command != "HEAD":
-                        self.wfile.write(data)
+                        self.wfile.write(data if cut is None else data[:cut])
+                    if cut is not None:  # the body ends early: the connection goes
+                        self.wfile.flush()
+                        self.close_connection = True
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (slow)
                     self.close_connection = True
 
@@ -113,8 +121,9 @@ class FaultyProxy:
         with self._lock:
             self._faults.append([match, action, times])
 
-    def _decide(self, method: str, path: str) -> object:
+    def _decide(self, method: str, path: str, range_: str | None = None) -> object:
         with self._lock:
+            self.ranges.append((method, path, range_))
             action = None
             for fault in self._faults:
                 match, what, times = fault

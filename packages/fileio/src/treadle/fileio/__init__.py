@@ -19,7 +19,12 @@ from .backends import (
     get_file_backend,
     register_backend,
 )
-from .errors import StorageError, UnknownBackendError
+from .errors import (
+    FileioTypeError,
+    StorageError,
+    UnknownBackendError,
+    UnsupportedBackendError,
+)
 from .file_client import FileClient
 from .handlers import (
     BaseFileHandler,
@@ -54,12 +59,13 @@ from .io import (
 from .parse import dict_from_file, list_from_file
 from .serialization import dump, load
 
-__version__ = "0.1.0"
+__version__ = "0.1.1"
 
 __all__ = [
     "BaseFileHandler",
     "BaseStorageBackend",
     "FileClient",
+    "FileioTypeError",
     "FsspecBackend",
     "HTTPBackend",
     "HardDiskBackend",
@@ -72,6 +78,7 @@ __all__ = [
     "S3Backend",
     "StorageError",
     "UnknownBackendError",
+    "UnsupportedBackendError",
     "YamlHandler",
     "__version__",
     "atomic_temporary_path",

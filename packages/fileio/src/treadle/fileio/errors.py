@@ -51,6 +51,36 @@ class UnknownBackendError(ValueError, KeyError):
     __str__ = BaseException.__str__
 
 
+class FileioTypeError(TypeError, AssertionError):
+    """An argument of the wrong type where MMEngine's fileio asserts.
+
+    A TypeError, which is what it is, and also an AssertionError, which MMEngine raises for the
+    same input, so that both ``except`` clauses of ported code catch it.
+
+    Example:
+        >>> try:
+        ...     treadle.fileio.register_backend('mine', MyBackend, prefixes=1)
+        ... except AssertionError as err:
+        ...     isinstance(err, TypeError)
+        True
+    """
+
+
+class UnsupportedBackendError(NotImplementedError, ImportError):
+    """A backend treadle.fileio names but cannot serve, because the client it needs is not
+    publicly available (SenseTime's Petrel SDK, the in-house memcached client).
+
+    A NotImplementedError, and also an ImportError, which MMEngine raises when that client is
+    not installed, so that code falling back on ``except ImportError`` still falls back.
+
+    Example:
+        >>> try:
+        ...     treadle.fileio.PetrelBackend()
+        ... except ImportError as err:
+        ...     print(err)  # says why, and what to use instead
+    """
+
+
 def file_not_found(path: object, backend: str, detail: str = "") -> FileNotFoundError:
     """A FileNotFoundError whose message names the path and the backend.
 

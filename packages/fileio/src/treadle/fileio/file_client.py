@@ -13,13 +13,15 @@ from typing import Any, ClassVar
 
 from .backends import (
     BaseStorageBackend,
+    HardDiskBackend,
     HTTPBackend,
     LmdbBackend,
-    LocalBackend,
     MemcachedBackend,
     PetrelBackend,
     S3Backend,
 )
+from .backends.registry_utils import check_backend_class
+from .errors import FileioTypeError
 
 PathLike = str | os.PathLike[str]
 
@@ -35,8 +37,9 @@ class FileClient:
     ``backend`` names a registered backend (``'disk'``, ``'lmdb'``, ``'http'``, ...), or
     ``prefix`` a path prefix (``'s3'``, ``'http'``); with neither, the local disk. The other
     keyword arguments go to the backend. Clients are cached: the same arguments give the same
-    object. Unlike MMEngine, whose ``s3`` prefix needs SenseTime's Petrel SDK, ``s3`` paths go to
-    treadle's S3Backend (boto3).
+    object. With neither ``backend`` nor ``prefix`` (or ``backend='disk'``), the backend is
+    HardDiskBackend, the deprecated name of LocalBackend, as in MMEngine. Unlike MMEngine, whose
+    ``s3`` prefix needs SenseTime's Petrel SDK, ``s3`` paths go to treadle's S3Backend (boto3).
 
     Example:
         >>> client = FileClient()  # doctest: +SKIP
@@ -46,7 +49,7 @@ class FileClient:
     """
 
     _backends: ClassVar[dict[str, type[BaseStorageBackend]]] = {
-        "disk": LocalBackend,
+        "disk": HardDiskBackend,  # deprecated, as FileClient is: it warns, as in MMEngine
         "memcached": MemcachedBackend,
         "lmdb": LmdbBackend,
         "petrel": PetrelBackend,
@@ -108,7 +111,7 @@ class FileClient:
     def parse_uri_prefix(uri: PathLike) -> str | None:
         """``'s3'`` for ``'s3://bucket/key'`` and ``'cluster:s3://...'``; None for a local path."""
         if not isinstance(uri, (str, os.PathLike)):
-            raise TypeError(
+            raise FileioTypeError(
                 f"FileClient.parse_uri_prefix: uri must be a str or a path, got {uri!r}"
             )
         head, separator, _ = str(uri).partition("://")
@@ -135,10 +138,7 @@ class FileClient:
         force: bool = False,
         prefixes: str | list[str] | tuple[str, ...] | None = None,
     ) -> None:
-        if not isinstance(name, str):
-            raise TypeError(f"the backend name should be a string, got {type(name).__name__}")
-        if not isinstance(backend, type) or not issubclass(backend, BaseStorageBackend):
-            raise TypeError(f"backend should be a subclass of BaseStorageBackend, got {backend!r}")
+        check_backend_class(name, backend)
         if not force and name in cls._backends:
             raise KeyError(
                 f"{name} is already registered as a storage backend, add force=True to override"

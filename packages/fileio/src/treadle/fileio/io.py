@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 
-from .backends.registry_utils import get_file_backend
+from .backends.registry_utils import get_file_backend, parse_uri_prefix
+from .errors import FileioTypeError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,6 +26,21 @@ if TYPE_CHECKING:
     from .backends.base import BaseStorageBackend
 
 PathLike = str | os.PathLike[str]
+
+
+def _parse_uri_prefix(uri: PathLike) -> str:
+    """The prefix that picks ``uri``'s backend: ``'s3'`` for ``'s3://b/k'`` and
+    ``'cluster:s3://b/k'``, ``''`` for a local path. MMEngine's private helper, kept with its
+    name and checks for code that calls it; treadle's own code uses
+    ``backends.registry_utils.parse_uri_prefix``.
+
+    Example:
+        >>> _parse_uri_prefix('https://example.com/a.png')
+        'https'
+    """
+    if not isinstance(uri, (str, os.PathLike)):
+        raise FileioTypeError(f"uri must be a str or a path, got {type(uri).__name__} {uri!r}")
+    return parse_uri_prefix(uri)
 
 
 def _backend(path: PathLike, backend_args: dict[str, Any] | None) -> BaseStorageBackend:

@@ -15,7 +15,12 @@ def missing_extra(what: str, module: str, extra: str) -> ImportError:
     )
 
 
-def import_boto3(what: str = "S3Backend (s3:// paths)") -> ModuleType:
+# MMEngine 0.10 sends s3:// to SenseTime's Petrel SDK: a ported program learns here why it
+# needs boto3 now.
+_S3 = "S3Backend (s3:// paths, which treadle reads with boto3, not MMEngine's Petrel SDK)"
+
+
+def import_boto3(what: str = _S3) -> ModuleType:
     """Import boto3, or raise an ImportError naming the ``s3`` extra."""
     try:
         import boto3

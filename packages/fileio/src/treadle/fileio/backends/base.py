@@ -134,7 +134,7 @@ def check_list_arguments(list_dir: bool, suffix: object) -> None:
     if list_dir and suffix is not None:
         raise TypeError("`suffix` should be None when `list_dir` is True")
     if suffix is not None and not isinstance(suffix, (str, tuple)):
-        raise TypeError(f"`suffix` must be a string or a tuple of strings, got {suffix!r}")
+        raise TypeError(f"`suffix` must be a string or tuple of strings, got {suffix!r}")
 
 
 def join_with_slashes(filepath: str, *filepaths: str) -> str:

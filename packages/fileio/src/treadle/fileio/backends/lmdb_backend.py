@@ -10,7 +10,7 @@ from .base import BaseStorageBackend, PathLike
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, ClassVar
 
 
 class LmdbBackend(BaseStorageBackend):
@@ -29,11 +29,18 @@ class LmdbBackend(BaseStorageBackend):
     main process can be sent to DataLoader workers, each of which opens its own environment
     (an open LMDB environment must not cross a fork).
 
+    ``get_text(key)`` decodes the value, where MMEngine's LmdbBackend refuses text reads
+    (NotImplementedError); under treadle.compat it refuses them too (``text_reads``).
+
     Example:
         >>> backend = LmdbBackend('data/train.lmdb')
         >>> backend.get('images/0001.jpg')  # doctest: +SKIP
         b'\\xff\\xd8...'
     """
+
+    #: Whether get_text decodes values. treadle.compat's install() turns it off, for MMEngine's
+    #: behaviour: its LmdbBackend holds encoded images and raises NotImplementedError there.
+    text_reads: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -81,6 +88,12 @@ class LmdbBackend(BaseStorageBackend):
         return bytes(value)
 
     def get_text(self, filepath: PathLike, encoding: str = "utf-8") -> str:
+        if not type(self).text_reads:
+            raise NotImplementedError(
+                "LmdbBackend.get_text is off (LmdbBackend.text_reads is False, as treadle.compat "
+                "sets it: MMEngine's LmdbBackend does not read text): read the bytes with "
+                "get(key) and decode them"
+            )
         return self.get(filepath).decode(encoding)
 
     def exists(self, filepath: PathLike) -> bool:

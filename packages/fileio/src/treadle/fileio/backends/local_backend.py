@@ -135,7 +135,9 @@ class LocalBackend(BaseStorageBackend):
         try:
             os.symlink(src, dst)
             return True
-        except OSError:
+        # Whatever stops the link (an OSError, a filesystem or platform that raises something
+        # else), a copy is still wanted, as in MMEngine; a copy that fails raises its own error.
+        except Exception:
             return super().copy_if_symlink_fails(src, dst)
 
     def list_dir_or_file(
@@ -197,5 +199,22 @@ def _make_parent(filepath: PathLike) -> None:
         os.makedirs(parent, exist_ok=True)
 
 
-# MMEngine's FileClient called it the hard-disk backend.
-HardDiskBackend = LocalBackend
+class HardDiskBackend(LocalBackend):
+    """MMEngine's older name of the local backend, which ``FileClient('disk')`` makes; it warns
+    that it is deprecated. Its ``name`` is ``'HardDiskBackend'``, as in MMEngine.
+
+    Example:
+        >>> HardDiskBackend().get_text('/tmp/treadle/hello.txt')  # doctest: +SKIP
+        'hello'
+    """
+
+    def __init__(self, fsync: bool = False) -> None:
+        import warnings
+
+        warnings.warn(
+            "HardDiskBackend is the older name of LocalBackend and is deprecated (as in "
+            "MMEngine): use LocalBackend, or the functions of treadle.fileio",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        super().__init__(fsync=fsync)

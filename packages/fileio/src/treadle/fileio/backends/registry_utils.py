@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from ..errors import UnknownBackendError
+from ..errors import FileioTypeError, UnknownBackendError
 from .base import BaseStorageBackend
 from .fsspec_backend import FsspecBackend
 from .http_backend import HTTPBackend
@@ -40,31 +40,44 @@ def _register_backend(
     force: bool = False,
     prefixes: str | list[str] | tuple[str, ...] | None = None,
 ) -> None:
-    if not isinstance(name, str):
-        raise TypeError(f"the backend name must be a str, got {type(name).__name__}")
-    if not isinstance(backend, type) or not issubclass(backend, BaseStorageBackend):
-        raise TypeError(f"backend must be a subclass of BaseStorageBackend, got {backend!r}")
+    check_backend_class(name, backend)
     if isinstance(prefixes, str):
         prefixes = [prefixes]
     elif prefixes is None:
         prefixes = []
     elif not isinstance(prefixes, (list, tuple)) or not all(isinstance(p, str) for p in prefixes):
-        raise TypeError(f"prefixes must be a str or a list of str, got {prefixes!r}")
+        raise FileioTypeError(f"prefixes must be a str or a list of str, got {prefixes!r}")
     if not force:
         if name in backends:
             raise ValueError(
-                f"{name!r} is already registered as a storage backend "
+                f"{name} is already registered as a storage backend "
                 f"({backends[name].__name__}); pass force=True to replace it"
             )
         for prefix in prefixes:
             if prefix in prefix_to_backends:
                 raise ValueError(
-                    f"prefix {prefix!r} is already registered to "
-                    f"{prefix_to_backends[prefix].__name__}; pass force=True to replace it"
+                    f"the prefix {prefix} is already registered (to "
+                    f"{prefix_to_backends[prefix].__name__}); pass force=True to replace it"
                 )
     backends[name] = backend
     for prefix in prefixes:
         prefix_to_backends[prefix] = backend
+
+
+def check_backend_class(name: object, backend: object) -> None:
+    """The TypeErrors of registering ``backend`` under ``name`` (with MMEngine's phrases)."""
+    if not isinstance(name, str):
+        raise TypeError(f"the backend name should be a string, got {type(name).__name__}")
+    if not isinstance(backend, type):
+        raise TypeError(
+            f"backend should be a class (a subclass of BaseStorageBackend), got "
+            f"{type(backend).__name__} {backend!r}"
+        )
+    if not issubclass(backend, BaseStorageBackend):
+        raise TypeError(
+            f"backend {backend.__name__} is not a subclass of BaseStorageBackend, which every "
+            "storage backend must derive from"
+        )
 
 
 def register_backend(
@@ -167,7 +180,10 @@ def get_file_backend(
             )
         backend_cls = backends[name]
     elif uri is None:
-        raise ValueError("get_file_backend needs a uri when backend_args names no 'backend'")
+        raise ValueError(
+            "uri should not be None when backend_args names no 'backend': get_file_backend "
+            "picks the backend from the uri's prefix"
+        )
     else:
         backend_cls = _backend_for_prefix(parse_uri_prefix(uri), uri)
     if not enable_singleton:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 
-from ..errors import file_not_found
+from ..errors import StorageError, file_not_found
 from ..optional import import_boto3
 from .base import BaseStorageBackend, PathLike, join_with_slashes, text_to_bytes
 from .s3_client import MiB, build_client, build_transfer_config, create_transfer_manager
@@ -35,9 +35,11 @@ class S3Backend(S3ListingMixin, S3CopiesMixin, BaseStorageBackend):
     ``~/.aws/credentials``, instance roles) unless given here. One boto3 client is made per
     backend and shared by all threads (boto3 clients are thread-safe; sessions are not).
 
-    Objects larger than ``multipart_threshold`` go through boto3's transfer manager:
-    multipart uploads and ranged downloads of ``multipart_chunksize`` parts, ``max_concurrency``
-    at a time. A failed multipart upload is aborted, so no partial object is left behind.
+    Objects larger than ``multipart_threshold`` move in ``multipart_chunksize`` parts,
+    ``max_concurrency`` at a time: multipart uploads (boto3's transfer manager) and ranged
+    downloads (``get`` reads the first part from its first GET, see s3_reads; the copies to
+    local files use the transfer manager). A failed multipart upload is aborted, so no partial
+    object is left behind.
 
     Every HTTP request that fails transiently (5xx, throttling, connection reset, timeout) is
     retried up to ``max_attempts`` tries in all, waiting ``backoff * 2**n`` seconds (at most
@@ -138,36 +140,25 @@ class S3Backend(S3ListingMixin, S3CopiesMixin, BaseStorageBackend):
     # -- bytes ---------------------------------------------------------------------------------
 
     def get(self, filepath: PathLike) -> bytes:
+        """The object's bytes: one GET; above ``multipart_threshold``, the first part from
+        that GET and the others by ranged GETs in parallel (see s3_reads)."""
+        from .s3_reads import ObjectReplacedError, read_object
+
         bucket, key = self._parse(filepath)
-        attempt = 1
         with self._errors("get", filepath, bucket, key):
-            while True:
-                response = self._client.get_object(Bucket=bucket, Key=key)
-                body = response["Body"]
-                if response["ContentLength"] > self.transfer_config.multipart_threshold:
-                    # Large: drop this stream, fetch ranges in parallel.
-                    body.close()
-                    return self._download_bytes(bucket, key)
-                try:
-                    data: bytes = body.read()
-                    return data
-                except Exception as exc:  # the connection broke while streaming the body
-                    from .s3_retry import is_transient
-
-                    if attempt == self.retry_policy.max_attempts or not is_transient(exc):
-                        raise
-                    import time
-
-                    time.sleep(self.retry_policy.delay(attempt))
-                    attempt += 1
-
-    def _download_bytes(self, bucket: str, key: str) -> bytes:
-        import io
-
-        buffer = io.BytesIO()
-        with self._transfer_manager() as manager:
-            manager.download(bucket, key, buffer).result()
-        return buffer.getvalue()
+            try:
+                return read_object(
+                    self._client, bucket, key, self.transfer_config, self.retry_policy
+                )
+            except ObjectReplacedError as exc:
+                path = os.fspath(filepath)
+                raise StorageError(
+                    f"S3Backend: get of {path!r} (bucket {bucket!r}, key {key!r}) failed: {exc}",
+                    backend="S3Backend",
+                    path=path,
+                    bucket=bucket,
+                    key=key,
+                ) from exc
 
     def get_text(self, filepath: PathLike, encoding: str = "utf-8") -> str:
         return self.get(filepath).decode(encoding)

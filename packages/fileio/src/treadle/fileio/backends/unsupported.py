@@ -2,11 +2,13 @@
 petrel_client, the in-house memcached client ``mc``) are not publicly available.
 
 They import and register, so that configs and code naming them load; making one raises
-NotImplementedError that says what to use instead.
+UnsupportedBackendError (a NotImplementedError, and an ImportError as MMEngine raises without
+the client) that says why and what to use instead.
 """
 
 from __future__ import annotations
 
+from ..errors import UnsupportedBackendError
 from .base import BaseStorageBackend, PathLike
 
 TYPE_CHECKING = False
@@ -24,7 +26,7 @@ class UnsupportedBackend(BaseStorageBackend):
         self._refuse()
 
     def _refuse(self) -> NoReturn:
-        raise NotImplementedError(
+        raise UnsupportedBackendError(
             f"{self.name} is not supported by treadle.fileio: it needs {self.client}, which is "
             f"not publicly available. {self.advice}"
         )
@@ -42,7 +44,7 @@ class PetrelBackend(UnsupportedBackend):
     Example:
         >>> PetrelBackend()
         Traceback (most recent call last):
-        NotImplementedError: PetrelBackend is not supported by treadle.fileio: ...
+        UnsupportedBackendError: PetrelBackend is not supported by treadle.fileio: ...
     """
 
     client = "SenseTime's petrel_client SDK"
@@ -68,7 +70,7 @@ class MemcachedBackend(UnsupportedBackend):
     Example:
         >>> MemcachedBackend('servers.conf', 'client.conf')
         Traceback (most recent call last):
-        NotImplementedError: MemcachedBackend is not supported by treadle.fileio: ...
+        UnsupportedBackendError: MemcachedBackend is not supported by treadle.fileio: ...
     """
 
     client = "the in-house memcached client 'mc' (pyMemcached)"
