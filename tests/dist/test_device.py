@@ -35,7 +35,7 @@ def test_get_data_device_of_nothing(data):
 
 @pytest.mark.parametrize("data", ["text", 3, [1.0], {"a": None}])
 def test_get_data_device_of_non_tensors(data):
-    with pytest.raises(TypeError, match="must be a Tensor, a sequence or a mapping of tensors"):
+    with pytest.raises(TypeError, match="data should be a Tensor, sequence of tensor or dict"):
         get_data_device(data)
 
 

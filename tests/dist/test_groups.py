@@ -63,6 +63,15 @@ def test_all_reduce_ops(group):
         assert value(rank, "scenario_all_reduce_ops") == expected
 
 
+def test_all_reduce_dict_of_non_tensors_is_refused_with_several_ranks(group):
+    world_size, value = group
+    for rank in range(world_size):
+        assert value(rank, "scenario_all_reduce_dict_of_non_tensors") == (
+            "TypeError",
+            "all_reduce_dict needs tensor values, but data['loss'] is float",
+        )
+
+
 def test_unsupported_op_names_the_ops(group):
     world_size, value = group
     for rank in range(world_size):

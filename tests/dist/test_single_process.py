@@ -2,7 +2,9 @@
 collectives return (or leave) their input, barrier returns. The same code runs everywhere."""
 
 import random
+from unittest import mock
 
+import numpy as np
 import pytest
 import torch
 import torch.distributed
@@ -76,21 +78,29 @@ def test_broadcasts_leave_their_input():
 def test_broadcast_object_list_needs_a_list():
     with pytest.raises(TypeError, match=r"broadcast_object_list needs a list.*got tuple"):
         dist.broadcast_object_list(("foo",))
+    # MMEngine asserts there: the error is an AssertionError too.
+    with pytest.raises(AssertionError, match=r"broadcast_object_list needs a list.*got str"):
+        dist.broadcast_object_list("foo")
 
 
 def test_barrier_returns():
     assert dist.barrier() is None
 
 
-def test_sync_random_seed_follows_pythons_random_module():
-    random.seed(7)
+def test_sync_random_seed_follows_numpys_random_stream():
+    # As MMEngine's: np.random.seed makes it reproducible.
+    np.random.seed(7)
     first = dist.sync_random_seed()
-    random.seed(7)
+    np.random.seed(7)
     torch_state = torch.get_rng_state()
+    python_state = random.getstate()
     assert dist.sync_random_seed() == first
     assert torch.equal(torch.get_rng_state(), torch_state)  # torch's stream is left alone
+    assert random.getstate() == python_state  # and so is Python's
     assert 0 <= first < 2**31
     assert isinstance(first, int)
+    with mock.patch("numpy.random.randint", return_value=10):
+        assert dist.sync_random_seed() == 10
 
 
 def test_all_reduce_dict_and_params_leave_their_input():
@@ -109,8 +119,22 @@ def test_all_reduce_dict_and_params_leave_their_input():
 def test_all_reduce_dict_bad_input():
     with pytest.raises(TypeError, match="needs a dict of tensors, got list"):
         dist.all_reduce_dict([torch.ones(1)])
-    with pytest.raises(TypeError, match=r"data\['loss'\] is float"):
-        dist.all_reduce_dict({"loss": 1.5})
+    # MMEngine asserts there: the error is an AssertionError too.
+    with pytest.raises(AssertionError, match="all_reduce_dict needs a dict of tensors, got str"):
+        dist.all_reduce_dict("foo")
+
+
+def test_all_reduce_dict_of_non_tensors_in_one_process_warns():
+    # MMEngine leaves such a dict alone in one process; several processes would fail on it.
+    data = {"loss": 1.5, "name": "x", "ok": torch.ones(1)}
+    with pytest.warns(UserWarning) as record:
+        dist.all_reduce_dict(data)
+    assert [str(warning.message) for warning in record] == [
+        f"all_reduce_dict needs tensor values, but data[{key!r}] is {kind}: a single process "
+        "leaves data as it is, several processes will fail"
+        for key, kind in (("loss", "float"), ("name", "str"))
+    ]
+    assert data["loss"] == 1.5 and data["name"] == "x"
 
 
 @pytest.mark.parametrize("device", ["cpu", "gpu"])

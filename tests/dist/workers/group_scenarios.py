@@ -7,9 +7,9 @@ so a scenario that fails on one rank fails (or times out) on the others too, and
 
 import contextlib
 import os
-import random
 import warnings
 
+import numpy as np
 import torch
 import torch.distributed
 
@@ -80,6 +80,11 @@ def scenario_all_reduce_unsupported_op(ctx):
     return error_of(dist.all_reduce, torch.ones(1), op="avg")
 
 
+def scenario_all_reduce_dict_of_non_tensors(ctx):
+    # Refused before any communication (one process only warns), so the ranks stay in step.
+    return error_of(dist.all_reduce_dict, {"loss": 1.5})
+
+
 def scenario_all_gather(ctx):
     gathered = dist.all_gather(torch.tensor([ctx["rank"], 10 * ctx["rank"]]))
     objects = dist.all_gather_object({"rank": ctx["rank"], "text": "x" * ctx["rank"]})
@@ -106,9 +111,9 @@ def scenario_broadcast_from_last_rank(ctx):
 
 
 def scenario_sync_random_seed(ctx):
-    random.seed(1000 + ctx["rank"])  # every rank draws a different number locally
-    local_draw = random.randrange(2**31)
-    random.seed(1000 + ctx["rank"])
+    np.random.seed(1000 + ctx["rank"])  # every rank draws a different number locally
+    local_draw = int(np.random.randint(2**31))
+    np.random.seed(1000 + ctx["rank"])
     return dist.sync_random_seed(), local_draw
 
 

@@ -24,7 +24,7 @@ from .object_collectives import all_gather_object, broadcast_object_list, gather
 from .results import collect_results, collect_results_cpu, collect_results_gpu
 from .utils import master_only
 
-__version__ = "0.1.0"
+__version__ = "0.1.1"
 
 __all__ = [
     "__version__",

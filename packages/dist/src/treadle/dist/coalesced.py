@@ -8,6 +8,7 @@ and unpacked.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Iterator, MutableMapping
 
 import torch
@@ -15,6 +16,7 @@ from torch.distributed import ProcessGroup
 
 from .collectives import all_reduce, check_reduce_op
 from .device import get_comm_device
+from .errors import DistArgumentTypeError
 from .info import get_world_size
 
 
@@ -40,14 +42,26 @@ def all_reduce_dict(
         >>> all_reduce_dict(metrics, op="sum")  # 2 ranks: loss and correct summed over both
     """
     if not isinstance(data, MutableMapping):
-        raise TypeError(f"all_reduce_dict needs a dict of tensors, got {type(data).__name__}")
+        raise DistArgumentTypeError(
+            f"all_reduce_dict needs a dict of tensors, got {type(data).__name__}"
+        )
     check_reduce_op(op)
+    single = get_world_size(group) == 1
     for key, value in data.items():
-        if not isinstance(value, torch.Tensor):
-            raise TypeError(
-                f"all_reduce_dict needs tensor values, but data[{key!r}] is {type(value).__name__}"
-            )
-    if get_world_size(group) == 1 or not data:
+        if isinstance(value, torch.Tensor):
+            continue
+        message = (
+            f"all_reduce_dict needs tensor values, but data[{key!r}] is {type(value).__name__}"
+        )
+        if not single:
+            raise TypeError(message)
+        # One process has nothing to reduce, and MMEngine accepts any values there; the same
+        # call fails once there are several processes, so say so now.
+        warnings.warn(
+            f"{message}: a single process leaves data as it is, several processes will fail",
+            stacklevel=2,
+        )
+    if single or not data:
         return
 
     # Every rank must pack the values in the same order, whatever order its dict was built in.

@@ -5,8 +5,6 @@ initialized process group every call returns its input unchanged.
 
 from __future__ import annotations
 
-import random
-
 import torch
 import torch.distributed as torch_dist
 from torch.distributed import ProcessGroup
@@ -151,14 +149,16 @@ def barrier(group: ProcessGroup | None = None) -> None:
 def sync_random_seed(group: ProcessGroup | None = None) -> int:
     """Return a random seed in ``[0, 2**31)`` that is the same on every rank of the group.
 
-    The seed is drawn from Python's ``random`` module on the group's first rank (so
-    ``random.seed`` makes it reproducible, and torch's random stream, which model initialization
-    and dropout use, is left alone) and broadcast to the others.
+    The seed is drawn from NumPy's global random stream on the group's first rank, as in
+    MMEngine (so ``np.random.seed`` makes it reproducible, and torch's random stream, which
+    model initialization and dropout use, is left alone) and broadcast to the others.
 
     Example:
         >>> seed = sync_random_seed()  # same number on every rank, e.g. to shuffle a sampler
     """
-    seed = random.randrange(2**31)
+    import numpy as np  # a dependency of treadle-dist, but not needed to import it
+
+    seed = int(np.random.randint(2**31))
     if get_world_size(group) == 1:
         return seed
     group = _world(group)

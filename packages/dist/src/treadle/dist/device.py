@@ -96,7 +96,8 @@ def get_data_device(data: torch.Tensor | Mapping | Iterable) -> torch.device:
     if _is_sequence(data):
         return _same_device(get_data_device(item) for item in data)
     raise TypeError(
-        f"data must be a Tensor, a sequence or a mapping of tensors, got {type(data).__name__}"
+        f"get_data_device: data should be a Tensor, sequence of tensor or dict (of tensors, "
+        f"nested as deep as wanted), got {type(data).__name__}"
     )
 
 
@@ -166,5 +167,6 @@ def cast_data_device(
         return _rebuild(data, moved_list)
 
     raise TypeError(
-        f"data must be a Tensor, a sequence or a mapping of tensors, got {type(data).__name__}"
+        f"get_data_device: data should be a Tensor, sequence of tensor or dict (of tensors, "
+        f"nested as deep as wanted), got {type(data).__name__}"
     )

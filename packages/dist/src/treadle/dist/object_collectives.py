@@ -11,6 +11,7 @@ from typing import Any
 import torch.distributed as torch_dist
 from torch.distributed import ProcessGroup
 
+from .errors import DistArgumentTypeError
 from .info import get_world_size
 
 
@@ -57,7 +58,7 @@ def broadcast_object_list(data: list[Any], src: int = 0, group: ProcessGroup | N
         >>> broadcast_object_list(config)  # every rank now holds rank 0's config
     """
     if not isinstance(data, list):
-        raise TypeError(
+        raise DistArgumentTypeError(
             f"broadcast_object_list needs a list, whose items it replaces in place; got "
             f"{type(data).__name__}"
         )
