@@ -82,17 +82,32 @@ def test_topk_zero_shows_one_or_three_channels_as_they_are() -> None:
 
 
 def test_featmap_errors() -> None:
+    # Each is also MMEngine's AssertionError, with MMEngine's words in the message.
     with pytest.raises(
-        ValueError, match=r"featmap must have shape \(C, H, W\), got shape \(4, 4\)"
-    ):
+        ValueError,
+        match=r"Input dimension must be 3, but got 2: featmap must have shape "
+        r"\(C, H, W\), got shape \(4, 4\)",
+    ) as error:
         Visualizer.draw_featmap(torch.rand(4, 4))
-    with pytest.raises(TypeError, match=r"featmap must be a torch.Tensor.*got list"):
+    assert isinstance(error.value, AssertionError)
+    with pytest.raises(
+        TypeError, match=r"`featmap` should be torch.Tensor, but got <class 'list'>"
+    ) as error:
         Visualizer.draw_featmap([[[1.0]]])
-    with pytest.raises(ValueError, match=r"channel_reduction must be one of 'squeeze_mean'"):
+    assert isinstance(error.value, AssertionError)
+    with pytest.raises(AssertionError, match=r"channel_reduction must be one of 'squeeze_mean'"):
         Visualizer.draw_featmap(torch.rand(2, 4, 4), channel_reduction="max")
-    with pytest.raises(ValueError, match=r"must have 1 or 3 channels, got 4"):
+    with pytest.raises(
+        AssertionError,
+        match=r"The input tensor channel dimension must be 1 or 3 when topk is less than 1, "
+        r"but the channel dimension you input is 4",
+    ):
         Visualizer.draw_featmap(torch.rand(4, 4, 4), channel_reduction=None, topk=0)
-    with pytest.raises(ValueError, match=r"arrangement \(2, 2\) has 4 cells, fewer than topk=5"):
+    with pytest.raises(
+        AssertionError,
+        match=r"The product of row and col in the `arrangement` is less than topk, please set "
+        r"the `arrangement` correctly: \(2, 2\) has 4 cells, fewer than topk=5",
+    ):
         Visualizer.draw_featmap(
             torch.rand(8, 4, 4), channel_reduction=None, topk=5, arrangement=(2, 2)
         )

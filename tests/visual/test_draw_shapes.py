@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from treadle.visual.strict_checks import SuspiciousInputWarning
 from treadle.visual.visualizer import Visualizer
 
 RED, BLUE, BLACK = (255, 0, 0), (0, 0, 255), (0, 0, 0)
@@ -143,8 +144,8 @@ def test_colour_errors() -> None:
         vis.draw_bboxes(np.array([1, 1, 5, 5]), edge_colors="redd")
     with pytest.raises(ValueError, match=r"colors\[1\]: unknown colour 'blu'"):
         vis.draw_points(np.array([[1, 1], [2, 2]]), colors=["r", "blu"])
-    with pytest.raises(ValueError, match=r"edge_colors has 3 entries but there are 2 items"):
-        vis.draw_bboxes(np.array([[1, 1, 5, 5], [2, 2, 6, 6]]), edge_colors=["r", "g", "b"])
+    with pytest.raises(ValueError, match=r"colors has 3 entries but there are 2 items"):
+        vis.draw_points(np.array([[1, 1], [2, 2]]), colors=["r", "g", "b"])
     with pytest.raises(ValueError, match=r"values in 0-255"):
         vis.draw_bboxes(np.array([1, 1, 5, 5]), edge_colors=(300, 0, 0))
     with pytest.raises(TypeError, match=r"colour name \(str\) or an \(R, G, B\) tuple"):
@@ -152,14 +153,21 @@ def test_colour_errors() -> None:
 
 
 def test_per_item_lengths_and_values() -> None:
+    # Lists of another length are fitted as MMEngine's collections fit them, with a warning
+    # (tests/visual/test_mmengine_leniency.py); an opacity outside [0, 1] is refused, as
+    # matplotlib refuses it under MMEngine.
     vis = black()
     boxes = np.array([[1, 1, 5, 5], [2, 2, 6, 6]])
-    with pytest.raises(ValueError, match=r"line_widths has 3 entries but there are 2 items"):
+    with pytest.warns(SuspiciousInputWarning, match=r"line_widths has 3 entries for 2 items"):
         vis.draw_bboxes(boxes, line_widths=[1, 2, 3])
-    with pytest.raises(ValueError, match=r"line_styles has 1 entries but there are 2 items"):
+    with pytest.warns(SuspiciousInputWarning, match=r"line_styles has 1 entries for 2 items"):
         vis.draw_bboxes(boxes, line_styles=["-"])
-    with pytest.raises(ValueError, match=r"alpha must be a number in \[0, 1\], got 2"):
+    with pytest.raises(
+        ValueError, match=r"alpha must be a number in \[0, 1\], got 2 .*alpha \(2\) is outside 0-1"
+    ):
         vis.draw_bboxes(boxes, alpha=2)
+    with pytest.raises(ValueError, match=r"line_widths has 0 entries but there are 2 items"):
+        vis.draw_bboxes(boxes, line_widths=[])
 
 
 def test_drawing_before_set_image() -> None:

@@ -124,8 +124,12 @@ def test_text_argument_errors() -> None:
     vis = black()
     with pytest.raises(ValueError, match=r"positions must have shape \(2, 2\), one row per text"):
         vis.draw_texts(["a", "b"], np.array([[1, 1], [2, 2], [3, 3]]))
-    with pytest.raises(ValueError, match=r"font_sizes has 3 entries but there are 2 items"):
-        vis.draw_texts(["a", "b"], np.zeros((2, 2)), font_sizes=[8, 9, 10])
+    with pytest.raises(
+        ValueError,
+        match=r"font_sizes has 1 entries but there are 2 items.* \(The length of font_sizes must "
+        r"equal with or greater than 2, but got 1\)",
+    ):
+        vis.draw_texts(["a", "b"], np.zeros((2, 2)), font_sizes=[8])
     with pytest.raises(ValueError, match=r"vertical_alignments: 'middle' is not one of top"):
         vis.draw_texts("a", np.zeros(2), vertical_alignments="middle")
     with pytest.raises(TypeError, match=r"texts must be a str or a list of str"):

@@ -11,6 +11,7 @@ from PIL import Image
 import treadle.dist
 from treadle.visual.backends import LocalVisBackend
 from treadle.visual.registry import VISBACKENDS
+from treadle.visual.strict_checks import SuspiciousInputWarning
 
 
 def read_lines(path):
@@ -90,8 +91,13 @@ def test_file_path_must_be_a_json_file(backend):
 
 
 def test_file_path_must_not_be_the_scalars_file(backend):
-    with pytest.raises(ValueError, match=r"'scalars\.json' is the scalar_save_file itself"):
+    # Also MMEngine's AssertionError, with its words.
+    with pytest.raises(
+        AssertionError,
+        match=r"``file_path`` and ``scalar_save_file`` have the same name \('scalars\.json'\)",
+    ) as error:
         backend.add_scalars({"acc": 0.9}, file_path="scalars.json")
+    assert isinstance(error.value, ValueError)
 
 
 def test_custom_file_names(tmp_path):
@@ -121,7 +127,32 @@ def test_flush_interval_must_be_positive(tmp_path):
         LocalVisBackend(str(tmp_path), flush_interval=0)
 
 
-def test_non_numeric_scalar_is_a_type_error_naming_it(backend):
+def test_non_numeric_scalars_are_written_as_json_with_a_warning_as_in_mmengine(backend, tmp_path):
+    with pytest.warns(SuspiciousInputWarning, match=r"scalar 'loss' is not a number \(str\)"):
+        backend.add_scalars({"lr": 0.1, "loss": "high"})
+    with pytest.warns(SuspiciousInputWarning, match=r"scalar 'acc' is not a number \(list\)"):
+        backend.add_scalar("acc", [0.5, 0.6])
+    with pytest.warns(SuspiciousInputWarning) as record:  # once a name: not for 'loss'
+        backend.add_scalars({"loss": "low", "sizes": np.array([1, 2]), "none": None})
+    assert ["'sizes'" in str(w.message) or "'none'" in str(w.message) for w in record] == [
+        True,
+        True,
+    ]
+    backend.close()
+    lines = (tmp_path / "vis_data" / "scalars.json").read_text().splitlines()
+    assert [json.loads(line) for line in lines] == [
+        {"lr": 0.1, "loss": "high", "step": 0},
+        {"acc": [0.5, 0.6], "step": 0},
+        {"loss": "low", "sizes": [1, 2], "none": None, "step": 0},
+    ]
+
+
+def test_a_value_json_cannot_hold_is_refused_with_mmengines_words(backend):
+    with pytest.raises(TypeError, match=r"scalar 'obj': <class 'object'> is unsupported for json"):
+        backend.add_scalars({"obj": object()})
+
+
+def test_strict_checks_refuse_non_numeric_scalars(backend, strict):
     with pytest.raises(TypeError, match="scalar 'loss' must be a number"):
         backend.add_scalars({"lr": 0.1, "loss": "high"})
     with pytest.raises(TypeError, match="scalar 'acc' must be a number"):

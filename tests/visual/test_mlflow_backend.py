@@ -192,7 +192,7 @@ def test_non_numeric_scalar_names_the_key_and_logs_nothing_of_that_step(tmp_path
 def test_bad_image_is_refused_with_its_name(tmp_path):
     backend = MLflowVisBackend(save_dir=str(tmp_path))
     with pytest.raises(TypeError, match=r"image 'pred' must have an integer or float dtype"):
-        backend.add_image("pred", np.zeros((4, 4, 3), dtype=bool))
+        backend.add_image("pred", np.zeros((4, 4, 3), dtype=complex))
     backend.close()
 
 

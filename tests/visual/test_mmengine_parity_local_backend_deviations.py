@@ -1,6 +1,6 @@
-"""LocalVisBackend where treadle deliberately differs: non-numeric scalars refused, one-element
+"""LocalVisBackend where treadle deliberately differs (non-str scalar names refused, one-element
 arrays and tensors logged as numbers, buffered scalar lines, dict configs, subfolders and
-float images.
+float images), and where it now writes what MMEngine writes (non-numeric scalars).
 
 See tests/support/visual_parity.py for how the two libraries are compared. Skipped without
 MMEngine: ``hatch run mmengine:parity``.
@@ -26,8 +26,10 @@ from visual_parity import (  # in tests/support, on pytest's sys.path
     tr_visual,
 )
 
-# Values MMEngine writes into scalars.json as JSON (lists, strings, null, non-str keys) and
-# treadle refuses: id -> (call, MMEngine's JSON line).
+from treadle.visual.strict_checks import SuspiciousInputWarning
+
+# Values MMEngine writes into scalars.json as JSON (lists, strings, null), and treadle too,
+# with a SuspiciousInputWarning: id -> (call, the JSON line of both).
 NON_NUMERIC_SCALARS = {
     "add_scalar-list": (lambda b: b.add_scalar("l", [1, 2]), {"l": [1, 2], "step": 0}),
     "add_scalar-str": (lambda b: b.add_scalar("s", "abc"), {"s": "abc", "step": 0}),
@@ -41,25 +43,30 @@ NON_NUMERIC_SCALARS = {
     ),
     "add_scalars-str": (lambda b: b.add_scalars({"s": "abc"}), {"s": "abc", "step": 0}),
     "add_scalars-None": (lambda b: b.add_scalars({"s": None}), {"s": None, "step": 0}),
-    "add_scalars-int-key": (lambda b: b.add_scalars({1: 0.5}), {"1": 0.5, "step": 0}),
 }
 
 
 @pytest.mark.parametrize(
-    ("call", "mm_line"), NON_NUMERIC_SCALARS.values(), ids=NON_NUMERIC_SCALARS.keys()
+    ("call", "line"), NON_NUMERIC_SCALARS.values(), ids=NON_NUMERIC_SCALARS.keys()
 )
-def test_deviation_non_numeric_scalars_raise(tmp_path, call, mm_line):
-    # Deviation (treadle/visual/scalars.py; the issue: "a non-numeric scalar: an error that
-    # names what was wrong"): treadle raises TypeError naming the scalar and writes nothing;
-    # MMEngine dumps whatever JSON can hold, which the trackers and curve plotters then choke on.
+def test_non_numeric_scalars_are_written_alike_with_a_warning(tmp_path, call, line):
+    # Issue 41 (treadle/visual/backends/local_backend.py _loggable): what MMEngine writes,
+    # treadle writes; it also warns, since a plot or a tracker skips such values.
     local_backend_run(mm_visual, tmp_path / "mm", [call])
-    assert json_lines(tmp_path / "mm" / "scalars.json") == [mm_line]
-    with pytest.raises(TypeError, match=r"scalar|names must be str"):
+    assert json_lines(tmp_path / "mm" / "scalars.json") == [line]
+    with pytest.warns(SuspiciousInputWarning, match=r"is not a number"):
         local_backend_run(tr_visual, tmp_path / "tr", [call])
-    assert (
-        not (tmp_path / "tr" / "scalars.json").exists()
-        or not (tmp_path / "tr" / "scalars.json").read_text()
-    )
+    assert json_lines(tmp_path / "tr" / "scalars.json") == [line]
+
+
+def test_deviation_non_str_scalar_names_raise(tmp_path):
+    # Deviation (treadle/visual/backends/local_backend.py): a scalar name must be a str;
+    # MMEngine's JSON dumper turns an int key into a string.
+    call = lambda b: b.add_scalars({1: 0.5})  # noqa: E731
+    local_backend_run(mm_visual, tmp_path / "mm", [call])
+    assert json_lines(tmp_path / "mm" / "scalars.json") == [{"1": 0.5, "step": 0}]
+    with pytest.raises(TypeError, match=r"scalar names must be str, got 1"):
+        local_backend_run(tr_visual, tmp_path / "tr", [call])
 
 
 @pytest.mark.parametrize(

@@ -47,7 +47,9 @@ def test_mmengine_spelling_of_mlflow_is_registered_too():
 
 
 def test_unknown_backend_type_names_the_registry_and_the_closest():
-    with pytest.raises(KeyError, match=r"'WandBVisBackend' is not in the 'vis_backend' registry"):
+    with pytest.raises(
+        KeyError, match=r"WandBVisBackend is not in the treadle::vis_backend registry"
+    ):
         VISBACKENDS.build(dict(type="WandBVisBackend", save_dir="x"))
     with pytest.raises(KeyError, match=r"Did you mean .WandbVisBackend."):
         VISBACKENDS.build(dict(type="WandBVisBackend", save_dir="x"))

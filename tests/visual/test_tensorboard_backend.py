@@ -105,17 +105,37 @@ def test_first_add_creates_the_directory_and_experiment_is_the_writer(tmp_path):
     backend.close()
 
 
-def test_non_numeric_scalar_names_the_key_and_writes_nothing_of_that_step(tmp_path):
+def test_non_numeric_scalar_is_skipped_with_a_warning_naming_the_key(tmp_path):
+    # As MMEngine: a value that is not a number is skipped with a warning, the others written.
     backend = TensorboardVisBackend(save_dir=str(tmp_path))
     backend.add_scalars({"loss": 1.0}, step=1)
-    with pytest.raises(TypeError, match=r"scalar 'acc' must be a number.*str: 'high'"):
+    with pytest.warns(
+        UserWarning,
+        match=r"scalar 'acc' must be a number.*str: 'high'.*: numpy array, torch tensor, int or "
+        r"float are expected, skip it \(nothing is written for it at step 2\)",
+    ):
         backend.add_scalars({"loss": 0.5, "acc": "high"}, step=2)
-    with pytest.raises(TypeError, match=r"scalar 'lr' must be a number"):
+    with pytest.warns(UserWarning, match=r"scalar 'lr' must be a number.*skip it"):
         backend.add_scalar("lr", [0.1, 0.2], step=2)
     backend.close()
     reader = read_events(tmp_path)
-    assert scalar_points(reader, "loss") == [(1, 1.0)]
+    assert scalar_points(reader, "loss") == [(1, 1.0), (2, 0.5)]
     assert reader.Tags()["scalars"] == ["loss"]
+
+
+def test_a_step_key_is_a_scalar_alone_and_refused_under_mmengine_checks(tmp_path, monkeypatch):
+    from treadle.visual.mmengine_checks import MMEngineChecks
+
+    backend = TensorboardVisBackend(save_dir=str(tmp_path))
+    backend.add_scalars({"loss": 1.0, "step": 5}, step=1)
+    monkeypatch.setattr(MMEngineChecks, "enabled", True)
+    with pytest.raises(
+        AssertionError, match=r"'step' key: Please set it directly through the step parameter"
+    ) as error:
+        backend.add_scalars({"loss": 1.0, "step": 5}, step=2)
+    assert isinstance(error.value, ValueError)
+    backend.close()
+    assert scalar_points(read_events(tmp_path), "step") == [(1, 5.0)]
 
 
 def test_bad_image_is_refused_with_its_name(tmp_path):

@@ -127,11 +127,27 @@ def test_scalars_are_converted_once_and_refused_before_any_backend_writes() -> N
         assert calls[1] == ("scalars", {"loss": 0.5, "n": 3}, 1, None)
         assert type(calls[1][1]["loss"]) is float and type(calls[1][1]["n"]) is int
         assert calls[2] == ("scalar", "lr", 0.25, 1, {}) and type(calls[2][2]) is float
+    with pytest.raises(TypeError, match=r"scalar names must be str, got 3"):
+        vis.add_scalars({"loss": 0.1, 3: 0.2}, step=2)
+    assert len(vis.get_backend("a").calls) == 3 and len(vis.get_backend("b").calls) == 3
+    # Values that are not numbers go on as they came (MMEngine's backends get them so).
+    vis.add_scalars({"loss": 0.1, "acc": "high"}, step=2)
+    vis.add_scalar("lr", None, step=2)
+    for name in "ab":
+        calls = vis.get_backend(name).calls
+        assert calls[3:] == [
+            ("scalars", {"loss": 0.1, "acc": "high"}, 2, None),
+            ("scalar", "lr", None, 2, {}),
+        ]
+
+
+def test_strict_checks_refuse_non_numeric_scalars_before_any_backend_writes(strict) -> None:
+    vis = Visualizer(vis_backends=[dict(type="RecordingVisBackendForVisualizerTests", name="a")])
     with pytest.raises(TypeError, match=r"scalar 'acc' must be a number.*got str"):
         vis.add_scalars({"loss": 0.1, "acc": "high"}, step=2)
     with pytest.raises(TypeError, match=r"scalar 'lr' must be a number.*got NoneType"):
         vis.add_scalar("lr", None, step=2)
-    assert len(vis.get_backend("a").calls) == 3 and len(vis.get_backend("b").calls) == 3
+    assert vis.get_backend("a").calls == []
 
 
 def test_close_closes_every_backend() -> None:
@@ -184,7 +200,9 @@ def test_backend_needing_a_save_dir_is_left_out_with_a_warning() -> None:
 
 
 def test_backend_errors() -> None:
-    with pytest.raises(KeyError, match=r"'NoSuchVisBackend' is not in the 'vis_backend' registry"):
+    with pytest.raises(
+        KeyError, match=r"NoSuchVisBackend is not in the treadle::vis_backend registry"
+    ):
         Visualizer(vis_backends=[dict(type="NoSuchVisBackend")])
     with pytest.raises(TypeError, match=r"vis_backends must be a backend config dict"):
         Visualizer(vis_backends=["LocalVisBackend"])

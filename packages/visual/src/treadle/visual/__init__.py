@@ -22,6 +22,7 @@ from .backends import (
 )
 from .backends.base import force_init_env
 from .registry import VISBACKENDS, VISUALIZERS
+from .run_history import read_history
 from .scalars_file import find_scalars_file, read_scalars
 from .visualizer import Visualizer
 
@@ -44,6 +45,7 @@ __all__ = [
     "find_scalars_file",
     "force_init_env",
     "plot_scalars",
+    "read_history",
     "read_scalars",
 ]
 

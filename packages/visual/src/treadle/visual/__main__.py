@@ -5,6 +5,7 @@ Commands:
 
 Example:
     python -m treadle.visual plot work_dirs/resnet --keys loss,lr --out curves.png
+    python -m treadle.visual plot work_dirs/resnet --single-run   # the newest run alone
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Draw the scalars LocalVisBackend wrote (scalars.json: one JSON object per line) "
             "as a PNG with one panel per key, against the step. Keys that appear in only some "
-            "lines (validation metrics logged per epoch) are drawn at their own steps."
+            "lines (validation metrics logged per epoch) are drawn at their own steps. A "
+            "resumed run is drawn with the runs it resumed from, as one history."
         ),
     )
     plot.add_argument(
@@ -52,6 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         help="the PNG to write; default: curves.png next to the scalars.json read",
     )
+    plot.add_argument(
+        "--single-run",
+        action="store_true",
+        help=(
+            "draw the run of the scalars.json read alone; by default a resumed run is drawn "
+            "with the runs it resumed from (their resumed_from.json records), as one history"
+        ),
+    )
     plot.set_defaults(run=_run_plot)
     return parser
 
@@ -71,8 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_plot(arguments: argparse.Namespace) -> int:
     from .plot import plot_file  # matplotlib loads only for this command
 
-    result = plot_file(arguments.path, keys=arguments.keys, out=arguments.out)
-    print(f"read {result.scalars.path} ({result.scalars.reason})")
+    result = plot_file(
+        arguments.path, keys=arguments.keys, out=arguments.out, single_run=arguments.single_run
+    )
+    print(result.read_summary())
     print(f"wrote {result.out}: {result.panel_summary()}")
     return 0
 

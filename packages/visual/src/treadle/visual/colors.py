@@ -12,6 +12,9 @@ import difflib
 import numbers
 from typing import Any
 
+from .errors import VisualValueError
+from .item_lists import ListRule, fit_list
+
 Color = str | tuple
 RGB = tuple[float, float, float]
 
@@ -41,10 +44,11 @@ def to_rgb(color: Any, name: str = "color", allow_none: bool = False) -> RGB | N
         except ValueError:
             raise ValueError(_unknown_name_message(name, color)) from None
     if isinstance(color, tuple):
+        # MMEngine asserts both: the errors are AssertionErrors too.
         if len(color) != 3 or not all(isinstance(c, numbers.Real) for c in color):
-            raise ValueError(f"{name} {color!r} must be an (R, G, B) tuple of three numbers")
+            raise VisualValueError(f"{name} {color!r} must be an (R, G, B) tuple of three numbers")
         if not all(0 <= c <= 255 for c in color):
-            raise ValueError(f"{name} {color!r} must have values in 0-255 (RGB order)")
+            raise VisualValueError(f"{name} {color!r} must have values in 0-255 (RGB order)")
         return tuple(float(c) / 255 for c in color)  # type: ignore[return-value]
     raise TypeError(
         f"{name} must be a colour name (str) or an (R, G, B) tuple in 0-255, "
@@ -53,20 +57,23 @@ def to_rgb(color: Any, name: str = "color", allow_none: bool = False) -> RGB | N
 
 
 def colors_per_item(
-    colors: Any, count: int, name: str = "colors", allow_none: bool = False
+    colors: Any,
+    count: int,
+    name: str = "colors",
+    allow_none: bool = False,
+    rule: ListRule = "at_least",
 ) -> list[RGB | None]:
     """Resolve ``colors`` (one colour or a list of ``count``) into ``count`` RGB tuples.
+
+    A list of another length follows ``rule`` (:func:`.item_lists.fit_list`: extra colours
+    ignored, a shorter list repeated for shapes, with a warning).
 
     Example:
         >>> colors_per_item(['r', (0, 0, 255)], 2)
         [(1.0, 0.0, 0.0), (0.0, 0.0, 1.0)]
     """
     if isinstance(colors, list):
-        if len(colors) != count:
-            raise ValueError(
-                f"{name} has {len(colors)} entries but there are {count} items to draw; "
-                "give one colour, or a list with one colour per item"
-            )
+        colors = fit_list(name, colors, count, rule)
         return [to_rgb(c, f"{name}[{i}]", allow_none) for i, c in enumerate(colors)]
     return [to_rgb(colors, name, allow_none)] * count
 

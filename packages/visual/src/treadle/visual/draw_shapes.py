@@ -20,6 +20,8 @@ from .draw_args import (
     warn_flipped,
     warn_outside,
 )
+from .errors import VisualValueError
+from .mmengine_checks import require_array
 
 
 def rgba_array(rgbs: list, alpha: float) -> np.ndarray:
@@ -57,10 +59,11 @@ class ShapeDrawingMixin:
         from matplotlib.transforms import IdentityTransform
 
         canvas = self._canvas_with_image("draw_points")
+        require_array("positions", positions)
         points = as_rows("positions", positions, 2, "x, y of each point")
-        warn_outside("points", points[:, None], canvas.width, canvas.height)
+        warn_outside("points", points[:, None], self.width, self.height, "point")
         count = len(points)
-        rgba = rgba_array(colors_per_item(colors, count, "colors"), 1.0)
+        rgba = rgba_array(colors_per_item(colors, count, "colors", rule="exact"), 1.0)
         if sizes is None:
             areas = np.full(count, rcParams["lines.markersize"] ** 2)
         else:
@@ -94,20 +97,22 @@ class ShapeDrawingMixin:
         from matplotlib.collections import LineCollection
 
         canvas = self._canvas_with_image("draw_lines")
+        require_array("x_datas", x_datas)
+        require_array("y_datas", y_datas)
         xs = as_rows("x_datas", x_datas, 2, "x of the start and end of each line")
         ys = as_rows("y_datas", y_datas, 2, "y of the start and end of each line")
         if xs.shape != ys.shape:
-            raise ValueError(
+            raise VisualValueError(
                 f"x_datas and y_datas must have the same shape, got {xs.shape} and {ys.shape}"
             )
         segments = np.stack([xs, ys], axis=-1)  # (N, 2 ends, x/y)
-        warn_outside("lines", segments, canvas.width, canvas.height)
+        warn_outside("lines", segments, self.width, self.height, "line")
         count = len(segments)
         collection = LineCollection(
             segments,
-            colors=rgba_array(colors_per_item(colors, count, "colors"), 1.0),
-            linestyles=per_item("line_styles", line_styles, count, (str, tuple)),
-            linewidths=per_item_numbers("line_widths", line_widths, count),
+            colors=rgba_array(colors_per_item(colors, count, "colors", rule="cycle"), 1.0),
+            linestyles=per_item("line_styles", line_styles, count, (str, tuple), "cycle"),
+            linewidths=per_item_numbers("line_widths", line_widths, count, "cycle"),
         )
         canvas.add(collection)
         return self
@@ -127,15 +132,17 @@ class ShapeDrawingMixin:
         from matplotlib.patches import Circle
 
         canvas = self._canvas_with_image("draw_circles")
+        require_array("center", center)
+        require_array("radius", radius)
         centers = as_rows("center", center, 2, "x, y of each centre")
         radii = as_array("radius", radius).reshape(-1)
         if len(radii) != len(centers):
-            raise ValueError(
+            raise VisualValueError(
                 f"radius must have one value per centre: {len(centers)} centres, got radius "
                 f"of shape {np.shape(radius)}"
             )
         reach = np.stack([centers - radii[:, None], centers + radii[:, None]], axis=1)
-        warn_outside("circles", reach, canvas.width, canvas.height)
+        warn_outside("circles", reach, self.width, self.height, "circle")
         count = len(centers)
         collection = PatchCollection(
             [Circle((x, y), r) for (x, y), r in zip(centers.tolist(), radii.tolist(), strict=True)],
@@ -154,14 +161,15 @@ class ShapeDrawingMixin:
         alpha: float = 0.8,
     ) -> Any:
         """Draw boxes given as (N, 4) rows of x1, y1, x2, y2 in pixels; returns self."""
-        canvas = self._canvas_with_image("draw_bboxes")
+        self._canvas_with_image("draw_bboxes")
+        require_array("bboxes", bboxes)
         boxes = as_rows("bboxes", bboxes, 4, "x1, y1, x2, y2 of each box")
         # MMEngine asserts x1 <= x2 and y1 <= y2. An untrained detector predicts such boxes, and
         # a visualization hook must not stop the run for them: warn, and draw the rectangle the
         # two corners span.
         warn_flipped(boxes)
         corners = boxes[:, [0, 1, 2, 1, 2, 3, 0, 3]].reshape(-1, 4, 2)
-        warn_outside("bboxes", corners, canvas.width, canvas.height)
+        warn_outside("bboxes", corners, self.width, self.height, "bbox")
         return self._add_polygons(
             corners, edge_colors, line_styles, line_widths, face_colors, alpha
         )
@@ -176,19 +184,22 @@ class ShapeDrawingMixin:
         alpha: float = 0.8,
     ) -> Any:
         """Draw polygons: one (M, 2) array of x, y vertices, or a list of them."""
-        canvas = self._canvas_with_image("draw_polygons")
+        self._canvas_with_image("draw_polygons")
         if not isinstance(polygons, (list, tuple)):
             polygons = [polygons]
+        elif isinstance(polygons, tuple):
+            require_array("polygons", polygons)  # MMEngine takes a list, an array or a tensor
         shapes = []
         for index, polygon in enumerate(polygons):
+            require_array(f"polygons[{index}]", polygon)
             vertices = as_array(f"polygons[{index}]", polygon)
             if vertices.ndim != 2 or vertices.shape[1] != 2:
-                raise ValueError(
+                raise VisualValueError(
                     f"each polygon must have shape (M, 2) (x, y of each vertex); "
                     f"polygons[{index}] has shape {vertices.shape}"
                 )
             shapes.append(vertices)
-            warn_outside(f"polygons[{index}]", vertices[None], canvas.width, canvas.height)
+            warn_outside(f"polygons[{index}]", vertices[None], self.width, self.height, "polygon")
         return self._add_polygons(shapes, edge_colors, line_styles, line_widths, face_colors, alpha)
 
     def _add_polygons(
@@ -222,12 +233,14 @@ class ShapeDrawingMixin:
         Widths are clamped to [1, default font size / 4] as MMEngine does, so outlines stay
         visible on small images and do not swamp large ones.
         """
-        widths = per_item_numbers("line_widths", line_widths, count)
+        widths = per_item_numbers("line_widths", line_widths, count, "cycle")
         limit = self._default_font_size / 4
         alpha = alpha_value("alpha", alpha)
+        edges = colors_per_item(edge_colors, count, "edge_colors", True, "cycle")
+        faces = colors_per_item(face_colors, count, "face_colors", True, "cycle")
         return dict(
-            edgecolors=rgba_array(colors_per_item(edge_colors, count, "edge_colors", True), alpha),
-            facecolors=rgba_array(colors_per_item(face_colors, count, "face_colors", True), alpha),
-            linestyles=per_item("line_styles", line_styles, count, (str, tuple)),
+            edgecolors=rgba_array(edges, alpha),
+            facecolors=rgba_array(faces, alpha),
+            linestyles=per_item("line_styles", line_styles, count, (str, tuple), "cycle"),
             linewidths=[min(max(width, 1), limit) for width in widths],
         )

@@ -8,6 +8,8 @@ import numpy as np
 
 from .colors import colors_per_item
 from .draw_args import as_rows, per_item, per_item_numbers, warn_outside
+from .errors import VisualValueError
+from .mmengine_checks import require_array
 
 if TYPE_CHECKING:
     from matplotlib.font_manager import FontProperties
@@ -54,13 +56,14 @@ class TextDrawingMixin:
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             raise TypeError(f"texts must be a str or a list of str, got {texts!r:.80}")
         count = len(texts)
+        require_array("positions", positions)
         points = as_rows("positions", positions, 2, "x, y of each text")
         if len(points) != count:
-            raise ValueError(
+            raise VisualValueError(
                 f"positions must have shape ({count}, 2), one row per text, got shape "
                 f"{points.shape}"
             )
-        warn_outside("texts", points[:, None], canvas.width, canvas.height)
+        warn_outside("texts", points[:, None], self.width, self.height, "text")
         # A NaN position (warned about above) has no pixel to stamp the text at: it is skipped.
         finite = np.isfinite(points).all(axis=1).tolist()
         sizes = per_item_numbers(
@@ -117,7 +120,7 @@ class TextDrawingMixin:
             box = None
             if boxes[i] is not None:
                 box = background_box(
-                    boxes[i], left, top, width, height, sizes[i], canvas.dpi, canvas.height
+                    boxes[i], left, top, width, height, sizes[i], canvas.dpi, canvas.pixel_height
                 )
             stamps.items.append((rgba, left, top, box))
         return self

@@ -8,7 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from .draw_args import blend_weight
+from .errors import VisualTypeError, VisualValueError
 from .image_check import check_image
+from .mmengine_checks import MMEngineChecks
 
 REDUCTIONS = ("squeeze_mean", "select_max")
 # The channel labels of the top-k grid: 10 pt black, baseline 15 px from each tile's top.
@@ -47,21 +50,29 @@ def draw_featmap(
     import torch  # treadle.visual depends on torch through treadle.dist; only here is it used
     import torch.nn.functional as F
 
-    if isinstance(featmap, np.ndarray):
-        featmap = torch.from_numpy(featmap)
+    if isinstance(featmap, np.ndarray) and not MMEngineChecks.enabled:
+        featmap = torch.from_numpy(featmap)  # beyond MMEngine, which takes tensors only
     if not isinstance(featmap, torch.Tensor):
-        raise TypeError(
-            f"featmap must be a torch.Tensor of shape (C, H, W), got {type(featmap).__name__}"
+        raise VisualTypeError(
+            f"`featmap` should be torch.Tensor, but got {type(featmap)}: a feature map of "
+            "shape (C, H, W)"
+            + (
+                " (a numpy array is refused under treadle.compat, as in MMEngine)"
+                if isinstance(featmap, np.ndarray)
+                else ""
+            )
         )
     if featmap.ndim != 3:
-        raise ValueError(f"featmap must have shape (C, H, W), got shape {tuple(featmap.shape)}")
+        raise VisualValueError(
+            f"Input dimension must be 3, but got {featmap.ndim}: featmap must have shape "
+            f"(C, H, W), got shape {tuple(featmap.shape)}"
+        )
     if channel_reduction is not None and channel_reduction not in REDUCTIONS:
-        raise ValueError(
+        raise VisualValueError(
             f"channel_reduction must be one of {', '.join(map(repr, REDUCTIONS))} or None, got "
             f"{channel_reduction!r}"
         )
-    if not 0 <= alpha <= 1:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
+    alpha = blend_weight("alpha", alpha)  # outside [0, 1]: extrapolated, with a warning
     featmap = featmap.detach().cpu().float()
 
     def resized(tensor: Any, size: tuple[int, int]) -> Any:
@@ -96,10 +107,12 @@ def draw_featmap(
         return _overlay(featmap[strongest].numpy(), overlaid_image, alpha)
     if topk <= 0:
         if featmap.shape[0] not in (1, 3):
-            raise ValueError(
-                f"with channel_reduction=None and topk <= 0 the feature map is shown as an "
-                f"image and must have 1 or 3 channels, got {featmap.shape[0]}; set "
-                "channel_reduction or a topk > 0"
+            raise VisualValueError(
+                "The input tensor channel dimension must be 1 or 3 when topk is less than 1, "
+                f"but the channel dimension you input is {featmap.shape[0]}, you can use the "
+                "channel_reduction parameter or set topk greater than 0 to solve the error "
+                "(with channel_reduction=None and topk <= 0 the feature map is shown as an "
+                "image itself)"
             )
         return _overlay(
             featmap.permute(1, 2, 0).numpy().squeeze(-1)
@@ -110,9 +123,10 @@ def draw_featmap(
         )
     rows, cols = arrangement
     if rows * cols < topk:
-        raise ValueError(
-            f"arrangement {tuple(arrangement)} has {rows * cols} cells, fewer than "
-            f"topk={topk}: use rows * cols >= topk"
+        raise VisualValueError(
+            "The product of row and col in the `arrangement` is less than topk, please set "
+            f"the `arrangement` correctly: {tuple(arrangement)} has {rows * cols} cells, "
+            f"fewer than topk={topk}"
         )
     count = min(topk, featmap.shape[0])
     indices = torch.topk(featmap.sum(dim=(1, 2)), count).indices.tolist()

@@ -5,6 +5,10 @@ writes; the line's ``step`` where there is none), so the validation results a ru
 epoch line up with the training losses; a metric and its ``val/``/``test/`` twin share a panel,
 and every panel spans the same iterations.
 
+A resumed run is drawn with the runs it resumed from, as one history on the iteration axis
+(:func:`.run_history.read_history`; a dotted line marks each resume); ``single_run=True``
+draws the newest run alone.
+
 ``python -m treadle.visual plot WORK_DIR_OR_SCALARS_JSON`` calls :func:`plot_file`; the figure
 itself comes from :func:`plot_scalars`, for notebooks and tests. The figure is a plain
 ``matplotlib.figure.Figure`` rendered by Agg: no pyplot, no display, no global backend switch.
@@ -25,7 +29,8 @@ from matplotlib.figure import Figure
 from treadle.fileio import atomic_write
 
 from .plot_panels import panel_groups
-from .scalars_file import FoundScalars, ScalarSeries, find_scalars_file, read_scalars
+from .run_history import History, read_history
+from .scalars_file import FoundScalars, ScalarSeries
 
 __all__ = [
     "BOOKKEEPING_KEYS",
@@ -56,17 +61,20 @@ def default_keys(series: Mapping[str, ScalarSeries]) -> list[str]:
 
 
 def plot_scalars(
-    source: str | os.PathLike | Mapping[str, ScalarSeries],
+    source: str | os.PathLike | Mapping[str, ScalarSeries] | History,
     keys: Sequence[str] | None = None,
     title: str | None = None,
+    single_run: bool = False,
 ) -> Figure:
     """A figure with one panel per metric: its values (y) against the training iteration (x).
 
     Args:
-        source: A scalars.json file, a work dir holding one (see ``find_scalars_file``), or
-            series already read with ``read_scalars``.
+        source: A scalars.json file, a work dir holding one (see ``find_scalars_file``), a
+            :class:`~.run_history.History`, or series already read with ``read_scalars``.
         keys: The keys to draw, in this order; default: :func:`default_keys`.
         title: The figure's title; default: the scalars file's path.
+        single_run: Draw the run of the scalars file alone, not with the runs it resumed from
+            (a path ``source`` only).
 
     Keys that name one metric in different phases (``loss`` and ``val/loss``) share a panel,
     with a legend (see ``plot_panels.panel_groups``). The x of a value is its line's ``iter``
@@ -80,11 +88,13 @@ def plot_scalars(
         >>> [axes.get_title() for axes in figure.axes]  # doctest: +SKIP
         ['loss', 'lr']
     """
+    resume_points: list[int] = []
     if isinstance(source, Mapping):
         series, where = source, "the scalars given"
     else:
-        found = find_scalars_file(source)
-        series, where = read_scalars(found.path), os.fspath(found.path)
+        history = source if isinstance(source, History) else read_history(source, single_run)
+        series, where = history.series, _history_title(history)
+        resume_points = history.resume_points
     chosen = _choose_keys(series, keys, where)
     panels = panel_groups(chosen)
     columns = min(len(panels), MAX_COLUMNS)
@@ -106,6 +116,8 @@ def plot_scalars(
             every_x.extend(x)
             marker = "o" if len(x) <= MARKER_LIMIT else None
             axes.plot(x, entry.values, marker=marker, markersize=3, linewidth=1.2, label=key)
+        for point in resume_points:  # where a run was resumed: one history, marked
+            axes.axvline(point, color="0.6", linestyle=":", linewidth=1)
         if len(panel_keys) > 1:
             axes.legend(fontsize="small")
         axes.set_title(panel_title)
@@ -136,6 +148,15 @@ class PlotResult:
     keys: list[str]
     panels: list[list[str]]
     """The keys of each panel, in the figure's order."""
+    history: History | None = None
+    """The runs drawn (the newest and those it resumed from)."""
+
+    def read_summary(self) -> str:
+        """What was read: the scalars file (and why), then each earlier run of its history."""
+        lines = [f"read {self.scalars.path} ({self.scalars.reason})"]
+        if self.history is not None and self.history.summary():
+            lines.append(self.history.summary())
+        return "\n".join(lines)
 
     def panel_summary(self) -> str:
         """``'2 panels (loss + val/loss, lr)'``: what the command prints."""
@@ -147,21 +168,33 @@ def plot_file(
     path: str | os.PathLike,
     keys: Sequence[str] | None = None,
     out: str | os.PathLike | None = None,
+    single_run: bool = False,
 ) -> PlotResult:
     """Draw the scalars of ``path`` (a scalars.json or a work dir) and save them as a PNG.
 
-    ``out`` defaults to ``curves.png`` next to the scalars file. The PNG is written atomically.
+    A resumed run is drawn with the runs it resumed from (see :mod:`.run_history`), unless
+    ``single_run``. ``out`` defaults to ``curves.png`` next to the scalars file. The PNG is
+    written atomically.
     """
-    found = find_scalars_file(path)
-    series = read_scalars(found.path)
-    chosen = _choose_keys(series, keys, os.fspath(found.path))
-    figure = plot_scalars(series, chosen, title=os.fspath(found.path))
+    history = read_history(path, single_run)
+    found = history.found
+    chosen = _choose_keys(history.series, keys, os.fspath(found.path))
+    figure = plot_scalars(history, chosen)
     target = Path(out) if out is not None else found.path.parent / DEFAULT_OUT_NAME
     encoded = io.BytesIO()
     figure.savefig(encoded, format="png", dpi=DPI)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, encoded.getbuffer())
-    return PlotResult(found, target, chosen, [keys for _, keys in panel_groups(chosen)])
+    panels = [keys for _, keys in panel_groups(chosen)]
+    return PlotResult(found, target, chosen, panels, history)
+
+
+def _history_title(history: History) -> str:
+    title = os.fspath(history.found.path)
+    earlier = len(history.runs) - 1
+    if earlier:
+        title += f"\nwith the {earlier} run{'s' if earlier > 1 else ''} it resumed from"
+    return title
 
 
 def _choose_keys(

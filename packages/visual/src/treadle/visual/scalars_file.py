@@ -83,9 +83,13 @@ def find_scalars_file(path: str | os.PathLike) -> FoundScalars:
     )
 
 
-def read_scalars(path: str | os.PathLike) -> dict[str, ScalarSeries]:
+def read_scalars(path: str | os.PathLike, up_to: float | None = None) -> dict[str, ScalarSeries]:
     """Every key of the file with a numeric value, as a series over ``step`` (and ``iter``,
     see :class:`ScalarSeries`), in the order the keys first appear.
+
+    ``up_to`` reads the file only up to the first line whose iteration (its ``iter``, else its
+    ``step``) is past it: the lines a run logged before a checkpoint taken at that iteration
+    (validation results logged by epoch after it included), not those it logged after.
 
     Values that are not numbers (strings, lists, booleans) are skipped; NaN and infinities
     become NaN, which plots as a gap. A line that is not a JSON object with a numeric ``step``
@@ -117,6 +121,8 @@ def read_scalars(path: str | os.PathLike) -> dict[str, ScalarSeries]:
                 )
             iteration = record.get(ITER_KEY)
             has_iteration = _is_number(iteration)
+            if up_to is not None and (iteration if has_iteration else step) > up_to:
+                break  # logged after the checkpoint at up_to: superseded by a resumed run
             for key, value in record.items():
                 if _is_number(value):
                     entry = series.setdefault(key, ScalarSeries())

@@ -19,22 +19,44 @@ _warned_headless = False
 
 
 class ImageWindow:
-    """One reusable matplotlib window (a pyplot figure) for ``Visualizer.show``."""
+    """One reusable matplotlib window (a pyplot figure) for ``Visualizer.show``.
+
+    Under a non-interactive backend the figure is made without pyplot (nothing can be shown,
+    and pyplot would keep it open): it still holds the image, for a caller that reads it from
+    ``manager.canvas.figure``.
+    """
 
     def __init__(self, fig_cfg: dict) -> None:
         self._fig_cfg = fig_cfg
         self._figure: Any = None
+        self._headless = False  # whether _figure is an off-screen one
 
-    def show(self, image: np.ndarray, title: str, wait_time: float, continue_key: str) -> Any:
+    @property
+    def manager(self) -> Any:
+        """The figure manager of the window, None before the first ``put``."""
+        return None if self._figure is None else self._figure.canvas.manager
+
+    def put(self, image: np.ndarray, title: str) -> tuple[Any, bool]:
+        """Show ``image`` in the window titled ``title``; returns (the figure, whether it is
+        inline, i.e. in a notebook that displays the returned figure). Under a headless
+        backend it warns once: the caller's ``wait_continue`` then returns at once."""
         import matplotlib.pyplot as plt
 
         backend = plt.get_backend().lower()
         inline = "inline" in backend
-        if not inline and not _is_interactive(backend):
+        headless = not inline and not _is_interactive(backend)
+        if headless:
             _warn_headless(backend)
-            return None
-        if self._figure is None or not plt.fignum_exists(self._figure.number):
-            self._figure = plt.figure(**self._fig_cfg)
+        if (
+            self._figure is None
+            or self._headless != headless
+            or not (headless or plt.fignum_exists(self._figure.number))  # closed by the user
+        ):
+            self.close()
+            self._figure = (
+                _offscreen_figure(self._fig_cfg) if headless else plt.figure(**self._fig_cfg)
+            )
+            self._headless = headless
         figure = self._figure
         figure.clear()
         figure.subplots_adjust(left=0, right=1, bottom=0, top=1)
@@ -44,11 +66,7 @@ class ImageWindow:
         manager = figure.canvas.manager
         if manager is not None:
             manager.set_window_title(title)
-        if inline:  # a notebook displays the returned figure
-            return figure
-        figure.show()
-        _wait(figure, wait_time, continue_key)
-        return None
+        return figure, inline
 
     def close(self) -> None:
         if self._figure is not None:
@@ -58,11 +76,32 @@ class ImageWindow:
             self._figure = None
 
 
+def _offscreen_figure(fig_cfg: dict) -> Any:
+    """A figure with a canvas and a manager, outside pyplot (which would keep it open)."""
+    from matplotlib.backend_bases import FigureManagerBase
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(**fig_cfg)
+    FigureManagerBase(FigureCanvasAgg(figure), 0)
+    return figure
+
+
+def cv2_form(given: np.ndarray, checked: np.ndarray) -> np.ndarray:
+    """What OpenCV's ``imshow`` is given for an RGB image: a grey one (H, W) or (H, W, 1) as the
+    caller gave it, as MMEngine passes every image (the channel order does not matter there);
+    a colour one as BGR, the order OpenCV shows (MMEngine passes RGB, and its reds show blue).
+    ``checked`` is ``given`` through ``check_image``."""
+    if given.ndim == 2 or (given.ndim == 3 and given.shape[2] == 1):
+        return given
+    return np.ascontiguousarray(checked[..., ::-1])
+
+
 def show_with_cv2(
     image: np.ndarray, title: str, wait_time: float, window: str, cv2: Any = None
 ) -> None:
-    """OpenCV's window; OpenCV is optional (``pip install opencv-python``). ``cv2`` is the
-    module to use, imported here when None."""
+    """OpenCV's window for ``image`` as :func:`cv2_form` gives it; OpenCV is optional
+    (``pip install opencv-python``). ``cv2`` is the module to use, imported here when None."""
     if cv2 is None:
         try:
             cv2 = import_tracker("cv2", "cv2", "Visualizer.show(backend='cv2')")
@@ -73,7 +112,7 @@ def show_with_cv2(
             ) from error
     cv2.namedWindow(window)
     cv2.setWindowTitle(window, title)
-    cv2.imshow(window, np.ascontiguousarray(image[..., ::-1]))  # OpenCV shows BGR
+    cv2.imshow(window, image)
     cv2.waitKey(math.ceil(wait_time * 1000))
 
 

@@ -132,16 +132,19 @@ def convert_overlay_heatmap(
 
 
 def img_from_canvas(canvas: Any) -> np.ndarray:
-    """The pixels of a drawn matplotlib Agg canvas, RGB uint8 (H, W, 3).
+    """The pixels of a matplotlib Agg canvas, RGB uint8 (H, W, 3), rendered first.
+
+    The figure is drawn on every call, as MMEngine's does: a canvas drawn on since its last
+    render, or never rendered at all, gives what its figure holds now.
 
     Example:
         >>> from matplotlib.backends.backend_agg import FigureCanvasAgg
         >>> from matplotlib.figure import Figure
         >>> canvas = FigureCanvasAgg(Figure(figsize=(2, 1), dpi=10))
-        >>> canvas.draw()
         >>> img_from_canvas(canvas).shape
         (10, 20, 3)
     """
+    canvas.draw()
     rgba = np.asarray(canvas.buffer_rgba())
     return rgba[..., :3].copy()
 
@@ -161,6 +164,8 @@ def wait_continue(figure: Any, timeout: float = 0, continue_key: str = " ") -> i
 
     if figure is None or not _is_interactive(plt.get_backend().lower()):
         return 0
+    if figure.canvas.manager is not None:
+        figure.show()  # open the window, if it is not open yet
     _wait(figure, timeout, continue_key)
     return 0 if plt.fignum_exists(figure.number) else 1
 

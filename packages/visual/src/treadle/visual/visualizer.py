@@ -21,10 +21,11 @@ from .featmap import draw_featmap as _draw_featmap
 from .image_check import check_image
 from .main_process import master_only
 from .registry import VISBACKENDS, VISUALIZERS
-from .scalars import scalar_dict as checked_scalars
-from .scalars import scalar_value
-from .show import ImageWindow, show_with_cv2
+from .scalars import logged_scalars
+from .show import ImageWindow, cv2_form, show_with_cv2
 from .step_axis import global_step_routes
+from .strict_checks import SuspiciousInputWarning
+from .utils import wait_continue  # a name of this module, as in MMEngine (tests patch it)
 
 if TYPE_CHECKING:
     from .canvas import Canvas
@@ -73,6 +74,7 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
         super().__init__(name)
         self._dataset_meta: dict | None = None
         self._vis_backends: dict[str, BaseVisBackend] = {}
+        self._warned_non_numbers: set[str] = set()  # scalar names some backends did not get
         self.fig_save_cfg = fig_save_cfg
         self.fig_show_cfg = fig_show_cfg
         # The drawing figure is made on first use (see ``_canvas``): a run that only logs
@@ -122,20 +124,37 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
     def dpi(self, value: float) -> None:
         self._dpi = value
 
+    # Assigned values of ``width`` and ``height`` (None: the image's). In MMEngine they are plain
+    # attributes that ``set_image`` assigns, and toolbox visualizers that prepare the figure
+    # themselves (an OpenCV-backed ``set_image``) assign them too.
+    _width: int | None = None
+    _height: int | None = None
+
     @property
     def width(self) -> int:
-        """Width of the image drawn on (0 before ``set_image``)."""
-        return self._canvas.width
+        """Width of the image drawn on (0 before ``set_image``); may be assigned, as in MMEngine,
+        by a subclass whose ``set_image`` prepares the image itself. ``set_image`` resets it."""
+        return self._canvas.width if self._width is None else self._width
+
+    @width.setter
+    def width(self, value: int) -> None:
+        self._width = value
 
     @property
     def height(self) -> int:
-        """Height of the image drawn on (0 before ``set_image``)."""
-        return self._canvas.height
+        """Height of the image drawn on (0 before ``set_image``); may be assigned, as ``width``."""
+        return self._canvas.height if self._height is None else self._height
+
+    @height.setter
+    def height(self, value: int) -> None:
+        self._height = value
 
     def set_image(self, image: np.ndarray) -> None:
-        """Start drawing on ``image`` (RGB; (H, W), (H, W, 3) or (H, W, 4)); drops drawings."""
+        """Start drawing on ``image`` (RGB; (H, W), (H, W, 1), (H, W, 3) or (H, W, 4)); drops
+        drawings. ``None`` raises an error that is both a TypeError and an AssertionError."""
         image = check_image(image)
         self._canvas.set_image(image)
+        self._width = self._height = None  # the image's size again
         # MMEngine's rule: default text size and line-width limit grow with the image.
         self._default_font_size = max(np.sqrt(self.height * self.width) // 90, 10)
 
@@ -165,9 +184,12 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
         return self._canvas.agg
 
     def _canvas_with_image(self, method: str) -> Canvas:
-        if self._canvas.image is None:
+        canvas = self._canvas
+        # A subclass may prepare the figure itself instead of calling set_image (MMEngine's
+        # way: ``ax_save.imshow(image)``): drawing then goes on that figure as it is.
+        if canvas.image is None and not canvas.drawn_directly():
             raise RuntimeError(f"{method}: no image to draw on; call set_image(image) first")
-        return self._canvas
+        return canvas
 
     draw_featmap = staticmethod(_draw_featmap)
 
@@ -182,17 +204,29 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
     ) -> Any:
         """Show ``drawn_img`` (default: ``get_image()``) in a window.
 
-        ``wait_time`` seconds, or 0 to wait for ``continue_key`` or the window to close. Under
-        a non-interactive matplotlib backend (Agg, headless machines) it warns once and
-        returns at once; in a notebook it returns the figure. ``backend='cv2'`` uses OpenCV.
+        ``wait_time`` seconds, or 0 to wait for ``continue_key`` or the window to close (through
+        ``wait_continue``). Under a non-interactive matplotlib backend (Agg, headless machines)
+        it warns once and returns at once, where MMEngine would wait forever; in a notebook it
+        returns the figure. ``backend='cv2'`` uses OpenCV. ``manager`` is then the matplotlib
+        figure manager of the window.
         """
         image = self.get_image() if drawn_img is None else check_image(drawn_img, "drawn_img")
         if backend == "matplotlib":
-            return self._window.show(image, win_name, wait_time, continue_key)
+            figure, inline = self._window.put(image, win_name)
+            if inline:  # a notebook displays the returned figure
+                return figure
+            wait_continue(figure, timeout=wait_time, continue_key=continue_key)
+            return None
         if backend == "cv2":
-            show_with_cv2(image, win_name, wait_time, window=str(id(self)), cv2=cv2)
+            shown = cv2_form(image if drawn_img is None else drawn_img, image)
+            show_with_cv2(shown, win_name, wait_time, window=str(id(self)), cv2=cv2)
             return None
         raise ValueError(f"backend must be 'matplotlib' or 'cv2', got {backend!r}")
+
+    @property
+    def manager(self) -> Any:
+        """The matplotlib figure manager of ``show``'s window (None before the first show)."""
+        return self._window.manager
 
     # -- backends --------------------------------------------------------------------------
 
@@ -230,11 +264,12 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
 
     @master_only
     def add_scalar(self, name: str, value: int | float, step: int = 0, **kwargs: Any) -> None:
-        """Record one number in every backend."""
+        """Record one scalar in every backend: a number (one-element arrays and tensors become
+        their number), or any other value MMEngine logs (see :meth:`add_scalars`)."""
         # Converted once here (a tensor's .item() is a device sync), not once per backend.
-        value = scalar_value(name, value)
-        for backend in self._vis_backends.values():
-            backend.add_scalar(name, value, step, **kwargs)
+        values, numbers = logged_scalars({name: value})
+        for backend in self._backends_for(values, numbers):
+            backend.add_scalar(name, values[name], step, **kwargs)
 
     @master_only
     def add_scalars(
@@ -249,6 +284,11 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
     ) -> None:
         """Record several numbers in every backend (``file_path``: a file of their own, for
         backends that write files).
+
+        A value that is not a number goes on as it is, as in MMEngine (LocalVisBackend writes
+        it as JSON), except to the backends that record numbers only (``numbers_only``), which
+        do not get it: a :class:`~.strict_checks.SuspiciousInputWarning` says so, once per
+        name. Under strict checks it raises TypeError before any backend writes.
 
         Without ``global_step`` every backend writes at ``step``, as in MMEngine. With it (the
         global training iteration the numbers belong to; LoggerHook passes it for train and
@@ -265,17 +305,25 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
         Example:
             >>> vis.add_scalars({'acc': 0.9}, step=2, global_step=400, epoch=2)  # doctest: +SKIP
         """
-        # Checked and converted once (tensor values sync their device), so each backend gets
-        # Python numbers and a bad value is refused before any backend writes.
-        scalar_dict = checked_scalars(scalar_dict)
+        # Converted once (tensor values sync their device), so each backend gets Python
+        # numbers and a bad value is refused before any backend writes. Values that are not
+        # numbers go on as they came (LocalVisBackend writes them as JSON, as in MMEngine),
+        # except to backends that record numbers only.
+        all_values, numbers = logged_scalars(scalar_dict)
+        backends = list(self._backends_for(all_values, numbers))
         if global_step is None and epoch is None:
-            for backend in self._vis_backends.values():
-                backend.add_scalars(scalar_dict, step, file_path, **kwargs)
+            for backend in backends:
+                values = all_values if numbers is None or not _numbers_only(backend) else numbers
+                backend.add_scalars(values, step, file_path, **kwargs)
             return
-        axis = global_step_routes(scalar_dict, step, global_step, epoch)
-        for backend in self._vis_backends.values():
+        routes = {False: global_step_routes(all_values, step, global_step, epoch)}
+        if numbers is not None:
+            routes[True] = global_step_routes(numbers, step, global_step, epoch)
+        for backend in backends:
+            numbers_only = numbers is not None and _numbers_only(backend)
+            values, axis = (numbers if numbers_only else all_values), routes[numbers_only]
             if backend.step_axis == CALLER_STEP_AXIS:
-                backend.add_scalars(scalar_dict, step, file_path, **axis.caller_kwargs, **kwargs)
+                backend.add_scalars(values, step, file_path, **axis.caller_kwargs, **kwargs)
             else:
                 backend.add_scalars(
                     axis.tracker_scalars,
@@ -284,6 +332,34 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
                     **axis.tracker_kwargs,
                     **kwargs,
                 )
+
+    def _backends_for(self, values: dict, numbers: dict | None) -> Any:
+        """The backends that get a call with ``values``: all of them when ``numbers`` is None
+        (every value is a number); else a backend that records numbers only gets ``numbers``
+        from add_scalars (and nothing from add_scalar of a non-number), and a warning, once
+        per name, says which values it does not get."""
+        if numbers is None:
+            return self._vis_backends.values()
+        skipped = [b for b in self._vis_backends.values() if _numbers_only(b)]
+        left_out = [name for name in values if name not in numbers]
+        if skipped and not set(left_out) <= self._warned_non_numbers:
+            self._warned_non_numbers.update(left_out)
+            kinds = ", ".join(sorted({type(b).__name__ for b in skipped}))
+            names = ", ".join(map(repr, left_out))
+            what = (
+                f"scalars {names} are not numbers"
+                if len(left_out) > 1
+                else (f"scalar {names} is not a number")
+            )
+            warnings.warn(
+                f"{what}: {kinds} record numbers only and do not get it (LocalVisBackend "
+                "writes such values as JSON, as MMEngine does)",
+                SuspiciousInputWarning,
+                stacklevel=4,
+            )
+        if numbers:
+            return self._vis_backends.values()
+        return [b for b in self._vis_backends.values() if not _numbers_only(b)]
 
     @master_only
     def add_datasample(
@@ -304,6 +380,21 @@ class Visualizer(ShapeDrawingMixin, TextDrawingMixin, MaskDrawingMixin, ManagerM
         ``set_image(image)``, draws ``data_sample`` with the ``draw_*`` methods, then
         ``show(...)`` if ``show`` else ``add_image(name, self.get_image(), step)``.
         """
+
+    def flush(self) -> None:
+        """Write what the backends buffer (``scalars.json``'s last seconds) and keep them open;
+        backends without a ``flush`` (trackers that send as they go) are left alone. The
+        Runner calls it before each checkpoint, so the scalars of every iteration up to a
+        checkpoint are on disk with it. treadle's addition to MMEngine's Visualizer.
+
+        Example:
+            >>> visualizer.add_scalars({'loss': 0.5}, step=10)  # doctest: +SKIP
+            >>> visualizer.flush()  # scalars.json holds step 10 now  # doctest: +SKIP
+        """
+        for backend in self._vis_backends.values():
+            flush = getattr(backend, "flush", None)
+            if callable(flush):
+                flush()
 
     def close(self) -> None:
         """Close every backend (flushing what they buffer) and any window ``show`` opened.
@@ -378,3 +469,7 @@ def _needs_save_dir(backend: BaseVisBackend) -> bool:
         and parameter.default is inspect.Parameter.empty
         and getattr(backend, "_save_dir", None) is None
     )
+
+
+def _numbers_only(backend: Any) -> bool:
+    return bool(getattr(backend, "numbers_only", False))

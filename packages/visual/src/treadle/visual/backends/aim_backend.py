@@ -39,6 +39,8 @@ class AimVisBackend(BaseVisBackend):
         >>> backend.close()
     """
 
+    numbers_only = True  # the Visualizer hands it numbers only
+
     def __init__(self, save_dir: str | None = None, init_kwargs: dict | None = None) -> None:
         super().__init__(save_dir)
         self._init_kwargs = dict(init_kwargs or {})

@@ -79,6 +79,10 @@ class BaseVisBackend(metaclass=ABCMeta):
     """
 
     step_axis: ClassVar[str] = GLOBAL_STEP_AXIS
+    #: Whether the backend records numbers only: a Visualizer then leaves out of its calls the
+    #: scalars that are not numbers (with a warning), which other backends (LocalVisBackend,
+    #: and any backend of the user's, as in MMEngine) get as they are.
+    numbers_only: ClassVar[bool] = False
 
     def __init__(self, save_dir: str | None) -> None:
         self._save_dir = save_dir

@@ -37,6 +37,8 @@ class ClearMLVisBackend(BaseVisBackend):
         >>> backend.close()
     """
 
+    numbers_only = True  # the Visualizer hands it numbers only
+
     def __init__(
         self,
         save_dir: str | None = None,

@@ -48,6 +48,8 @@ class DVCLiveVisBackend(BaseVisBackend):
         >>> backend.close()
     """
 
+    numbers_only = True  # the Visualizer hands it numbers only
+
     def __init__(
         self,
         save_dir: str | None = None,

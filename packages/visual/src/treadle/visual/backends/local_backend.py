@@ -15,15 +15,18 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from treadle.fileio import atomic_write
 
 from ..config_view import config_text
+from ..errors import VisualTypeError, VisualValueError
 from ..image_check import check_image
+from ..mmengine_checks import MMEngineChecks
 from ..registry import VISBACKENDS
+from ..scalars import NotANumber, allow_non_number, json_value, logged_value, step_value
 from ..scalars import scalar_dict as checked_scalars
-from ..scalars import scalar_value, step_value
 from .base import CALLER_STEP_AXIS, BaseVisBackend, force_init_env
 from .scalar_writer import DEFAULT_FLUSH_INTERVAL, BufferedLineWriter
 
@@ -35,7 +38,9 @@ class LocalVisBackend(BaseVisBackend):
     Scalars are buffered in memory and appended to ``scalars.json`` at most every
     ``flush_interval`` seconds (by the next call, or by a background thread when logging
     pauses), at ``close()``, when the backend is garbage collected, and at interpreter exit; a
-    crash of the process loses at most the last ``flush_interval`` seconds of scalars.
+    crash of the process loses at most the last ``flush_interval`` seconds of scalars. Under
+    treadle.compat (``write_through``) each call's line is in the file when the call returns,
+    as in MMEngine, whose users read the file while the backend is open.
     Directories are created at the first write, on the main process only.
 
     ``scalars.json`` keeps the step its caller chose (MMEngine's meaning: a runner writes
@@ -46,8 +51,9 @@ class LocalVisBackend(BaseVisBackend):
     Args:
         save_dir: The directory of the files (a Visualizer passes ``WORK_DIR/TIMESTAMP/vis_data``).
         img_save_dir: Folder of the images, relative to ``save_dir``.
-        config_save_file: File name of the config; must end in ``.py``.
-        scalar_save_file: File name of the scalars; must end in ``.json``.
+        config_save_file: File name of the config; must end in ``.py`` (else an error that is
+            both a ValueError and MMEngine's AssertionError).
+        scalar_save_file: File name of the scalars; must end in ``.json`` (likewise).
         flush_interval: Seconds a logged scalar may stay in memory before it is written.
 
     Example:
@@ -62,6 +68,9 @@ class LocalVisBackend(BaseVisBackend):
     #: Whether a line names the training iteration as ``"iter"``; treadle-compat turns it off
     #: so that scalars.json holds exactly MMEngine's keys (toolbox scripts read that file).
     write_iteration = True
+    #: Whether each scalars line is written to its file at once instead of buffered;
+    #: treadle-compat turns it on (MMEngine appends each call's line before returning).
+    write_through = False
 
     def __init__(
         self,
@@ -83,6 +92,7 @@ class LocalVisBackend(BaseVisBackend):
         self._scalar_save_file = scalar_save_file
         self._flush_interval = flush_interval
         self._writers: dict[str, BufferedLineWriter] = {}  # path -> its writer, opened lazily
+        self._non_numbers: set[str] = set()  # names already warned about (not a number)
 
     def _init_env(self) -> None:
         if self._save_dir is None:
@@ -109,7 +119,16 @@ class LocalVisBackend(BaseVisBackend):
 
     @force_init_env
     def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:
-        """Save the RGB ``image`` as ``img_save_dir/{name}_{step}.png``."""
+        """Save the RGB ``image`` as ``img_save_dir/{name}_{step}.png``.
+
+        Integer and float images in [0, 255] are saved as uint8; under treadle.compat only
+        uint8 images are taken, as in MMEngine.
+        """
+        if MMEngineChecks.enabled and getattr(image, "dtype", None) != "uint8":
+            raise VisualTypeError(
+                f"image {name!r} must have dtype uint8, got {getattr(image, 'dtype', type(image))}"
+                " (MMEngine's check, on under treadle.compat)"
+            )
         image = check_image(image, name=f"image {name!r}")
         from PIL import Image  # matplotlib's own image library, loaded only to save images
 
@@ -122,8 +141,12 @@ class LocalVisBackend(BaseVisBackend):
 
     @force_init_env
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
-        """Append ``{name: value, "step": step}`` to scalars.json."""
-        record = {name: scalar_value(name, value), "step": step_value(step)}
+        """Append ``{name: value, "step": step}`` to scalars.json.
+
+        A value that is not a number is written as JSON, as MMEngine writes it, with a
+        warning the first time for each name (see :meth:`add_scalars`).
+        """
+        record = {name: self._loggable(name, value), "step": step_value(step)}
         self._append(record, self._scalar_save_file)
 
     @force_init_env
@@ -140,8 +163,22 @@ class LocalVisBackend(BaseVisBackend):
         name relative to ``save_dir``, other than scalars.json) the line goes to that file too.
         A ``global_step`` keyword (the training iteration) is written as ``"iter"`` unless the
         scalars already hold an ``"iter"``.
+
+        Numbers (numpy numbers, one-element arrays and tensors too) are written as numbers.
+        Other values are written as JSON, as MMEngine writes them (numpy arrays and tensors as
+        lists), with a :class:`~treadle.visual.strict_checks.SuspiciousInputWarning` the first
+        time for each name, since a plot or a tracker skips them; a value JSON cannot hold
+        raises TypeError ("... is unsupported for json dump"). Under strict checks a value
+        that is not a number raises TypeError.
         """
-        record = checked_scalars(scalar_dict)  # a new dict: the caller's is left as it was
+        if not isinstance(scalar_dict, Mapping):
+            checked_scalars(scalar_dict)  # raises the error that is also MMEngine's assertion
+        record = {}  # a new dict: the caller's is left as it was
+        for name, value in scalar_dict.items():
+            if not isinstance(name, str):
+                raise TypeError(f"scalar names must be str, got {name!r} ({type(name).__name__})")
+            plain = type(value) is float or type(value) is int  # the common case, checked first
+            record[name] = value if plain else self._loggable(name, value)
         record.setdefault("step", step_value(step))
         global_step = kwargs.get("global_step")
         if global_step is not None and self.write_iteration:
@@ -162,6 +199,19 @@ class LocalVisBackend(BaseVisBackend):
         for writer in writers.values():
             writer.close()
 
+    def _loggable(self, name: Any, value: Any) -> Any:
+        """``value`` as scalars.json holds it: a number, or a JSON value with a warning."""
+        number = logged_value(name, value)
+        if not isinstance(number, NotANumber):
+            return number
+        written = json_value(name, value)
+        if name not in self._non_numbers:
+            self._non_numbers.add(name)
+            allow_non_number(
+                name, value, "written to scalars.json as JSON, as MMEngine does; plots skip it"
+            )
+        return written
+
     def _append(self, record: dict, path: str) -> None:
         self._writer(path).write(json.dumps(record) + "\n")
 
@@ -169,20 +219,24 @@ class LocalVisBackend(BaseVisBackend):
         writer = self._writers.get(path)
         if writer is None:
             os.makedirs(os.path.dirname(path), exist_ok=True)  # file_path may name a subfolder
-            writer = self._writers[path] = BufferedLineWriter(path, self._flush_interval)
+            writer = self._writers[path] = BufferedLineWriter(
+                path, self._flush_interval, write_through=self.write_through
+            )
         return writer
 
     def _extra_scalar_file(self, file_path: str) -> str:
         _check_suffix("file_path", file_path, "json")
         path = os.path.join(self._save_dir, file_path)  # type: ignore[arg-type]
         if os.path.abspath(path) == os.path.abspath(self._scalar_save_file):
-            raise ValueError(
-                f"file_path {file_path!r} is the scalar_save_file itself; every line already goes "
-                "there, so name another file"
+            raise VisualValueError(
+                f"``file_path`` and ``scalar_save_file`` have the same name ({file_path!r}): every "
+                "line already goes to scalar_save_file, so name another file"
             )
         return path
 
 
 def _check_suffix(argument: str, name: str, suffix: str) -> None:
     if not isinstance(name, str) or name.rsplit(".", 1)[-1] != suffix:
-        raise ValueError(f"{argument} must be a file name ending in '.{suffix}', got {name!r}")
+        raise VisualValueError(
+            f"{argument} must be a file name ending in '.{suffix}', got {name!r}"
+        )

@@ -56,6 +56,8 @@ class MLflowVisBackend(BaseVisBackend):
         >>> backend.close()
     """
 
+    numbers_only = True  # the Visualizer hands it numbers only
+
     def __init__(
         self,
         save_dir: str,

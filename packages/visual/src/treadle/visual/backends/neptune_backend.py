@@ -37,6 +37,8 @@ class NeptuneVisBackend(BaseVisBackend):
         >>> backend.close()
     """
 
+    numbers_only = True  # the Visualizer hands it numbers only
+
     def __init__(self, save_dir: str | None = None, init_kwargs: dict | None = None) -> None:
         super().__init__(None if save_dir is None else os.fspath(save_dir))
         self._init_kwargs = dict(init_kwargs or {})

@@ -43,7 +43,7 @@ class _PendingLines:
     (which flushes and closes this).
     """
 
-    def __init__(self, path: str, flush_interval: float) -> None:
+    def __init__(self, path: str, flush_interval: float, write_through: bool = False) -> None:
         self.path = path
         self.interval = flush_interval
         # Unbuffered: each flush is one os.write of the joined lines (O_APPEND), with no
@@ -52,7 +52,7 @@ class _PendingLines:
         self.lines: list[str] = []
         self.due: float | None = None  # when the oldest pending line must be on disk
         self.closed = False
-        self.write_through = _IN_FORKED_CHILD  # see forget_after_fork
+        self.write_through = write_through or _IN_FORKED_CHILD  # see forget_after_fork
         self._reset_locks()
 
     def _reset_locks(self) -> None:
@@ -191,6 +191,8 @@ class BufferedLineWriter:
         path: The file, opened in append mode (created if missing, never truncated).
         flush_interval: Seconds after which a pending line is written to the file, by the next
             ``write`` or by a background thread, whichever comes first.
+        write_through: Write each line to the file at once instead (one ``write`` call each,
+            the file kept open): for readers that expect a line there when ``write`` returns.
 
     Example:
         >>> writer = BufferedLineWriter('work/scalars.json', flush_interval=2.0)
@@ -198,12 +200,17 @@ class BufferedLineWriter:
         >>> writer.close()  # or let it be collected, or let the interpreter exit
     """
 
-    def __init__(self, path: str | os.PathLike, flush_interval: float = DEFAULT_FLUSH_INTERVAL):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        flush_interval: float = DEFAULT_FLUSH_INTERVAL,
+        write_through: bool = False,
+    ):
         if not flush_interval > 0:
             raise ValueError(
                 f"flush_interval must be a positive number of seconds, got {flush_interval!r}"
             )
-        self._pending = _PendingLines(os.fspath(path), float(flush_interval))
+        self._pending = _PendingLines(os.fspath(path), float(flush_interval), write_through)
         # Runs close() when the writer is collected and at interpreter exit (weakref.finalize
         # registers with atexit), without keeping the writer alive.
         self._finalizer = weakref.finalize(self, self._pending.close)

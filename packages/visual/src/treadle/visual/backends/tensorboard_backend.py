@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+import warnings
+from collections.abc import Mapping
 from typing import Any
 
 from treadle.visual import scalars
 from treadle.visual.config_view import config_text
+from treadle.visual.errors import VisualTypeError, VisualValueError
 from treadle.visual.image_check import check_image
+from treadle.visual.mmengine_checks import MMEngineChecks
 from treadle.visual.optional import import_tracker
 from treadle.visual.registry import VISBACKENDS
 
@@ -34,6 +38,8 @@ class TensorboardVisBackend(BaseVisBackend):
         >>> backend.add_image('pred', np.zeros((32, 32, 3), dtype=np.uint8), step=10)
         >>> backend.close()
     """
+
+    numbers_only = True  # the Visualizer hands it numbers only
 
     def __init__(self, save_dir: str) -> None:
         if save_dir is None:
@@ -70,9 +76,12 @@ class TensorboardVisBackend(BaseVisBackend):
 
     @force_init_env
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
-        """Record one number; a value that is not a number raises TypeError naming ``name``."""
-        value = scalars.scalar_value(name, value)
-        self._tensorboard.add_scalar(name, value, scalars.step_value(step))
+        """Record one number; a value that is not a number is skipped with a warning, as
+        MMEngine does."""
+        step = scalars.step_value(step)
+        number = _number_or_warn(name, value, step)
+        if number is not None:
+            self._tensorboard.add_scalar(name, number, step)
 
     @force_init_env
     def add_scalars(
@@ -84,11 +93,24 @@ class TensorboardVisBackend(BaseVisBackend):
     ) -> None:
         """Record each number of ``scalar_dict`` under its key; ``file_path`` is ignored.
 
-        Every value is checked before any is written, so a bad one leaves no partial step.
+        A value that is not a number is skipped with a warning, the others are written, as in
+        MMEngine. Under treadle.compat a ``"step"`` key is refused as MMEngine refuses it (pass
+        the step as ``step``); treadle alone records it as a scalar named ``step``.
         """
         step = scalars.step_value(step)
-        for name, value in scalars.scalar_dict(scalar_dict).items():
-            self._tensorboard.add_scalar(name, value, step)
+        if not isinstance(scalar_dict, Mapping):
+            raise VisualTypeError(
+                f"add_scalars expects a dict of name -> number, got {type(scalar_dict).__name__}"
+            )
+        if MMEngineChecks.enabled and "step" in scalar_dict:
+            raise VisualValueError(
+                "scalar_dict has a 'step' key: Please set it directly through the step "
+                "parameter (MMEngine's check, on under treadle.compat)"
+            )
+        for name, value in scalar_dict.items():
+            number = _number_or_warn(name, value, step)
+            if number is not None:
+                self._tensorboard.add_scalar(name, number, step)
 
     def close(self) -> None:
         """Flush the event file and close it; does nothing if nothing was written."""
@@ -96,3 +118,18 @@ class TensorboardVisBackend(BaseVisBackend):
             self._tensorboard.close()
             self._tensorboard = None
             self._env_initialized = False
+
+
+def _number_or_warn(name: Any, value: Any, step: int) -> int | float | None:
+    """``value`` as a Python number, or None after a warning when it is none (a list, a str, a
+    tensor of several elements): one bad value must not stop the run, nor the other scalars."""
+    try:
+        return scalars.scalar_value(name, value)
+    except TypeError as error:
+        warnings.warn(
+            f"{error}: numpy array, torch tensor, int or float are expected, skip it (nothing "
+            f"is written for it at step {step})",
+            UserWarning,
+            stacklevel=4,  # the caller of add_scalar(s), through force_init_env
+        )
+        return None

@@ -62,6 +62,8 @@ class WandbVisBackend(BaseVisBackend):
         >>> backend.close()
     """
 
+    numbers_only = True  # the Visualizer hands it numbers only
+
     #: Whether rows carry the caller's step under ``step`` and every metric is plotted against
     #: it (treadle); False gives MMEngine's calls on the ``wandb`` module (treadle.compat).
     step_metric: bool = True
