@@ -7,6 +7,12 @@
   is the object of that name defined in one of its submodules.
 - An exported function named like the module that defines it (``treadle.config.read_base``)
   is the function, not the submodule, as at run time.
+- ``Runner`` keeps its module short by inheriting parts of itself from mixins of the same
+  subpackage (``RunnerProperties``: ``epoch``, ``work_dir``...; ``RunnerBuilders``: the
+  ``build_*`` methods; ``RunnerHooks``: ``register_hook``, ``call_hook``...), which the API
+  reference does not otherwise show (it renders a class's own members): each public member a
+  class of ``treadle.runner.runner`` inherits from a class of that subpackage becomes a member
+  of the class, as if written there (``MixinMembers``).
 """
 
 from __future__ import annotations
@@ -64,3 +70,29 @@ def _alias_names_of_submodules(module: griffe.Module) -> None:
             if member is not None and not member.is_alias:
                 module.set_member(name, griffe.Alias(name, member.path, parent=module))
                 break
+
+
+MIXIN_SUBPACKAGE = "treadle.runner.runner"
+
+
+class MixinMembers(griffe.Extension):
+    def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
+        for module in _modules(pkg):
+            if module.path.startswith(MIXIN_SUBPACKAGE + "."):
+                for cls in module.classes.values():
+                    if not cls.is_alias:
+                        _adopt_mixin_members(cls)
+
+
+def _adopt_mixin_members(cls: griffe.Class) -> None:
+    try:
+        inherited = cls.inherited_members
+    except Exception:  # a base griffe cannot resolve (torch's): nothing to adopt
+        return
+    for name, member in inherited.items():
+        if name.startswith("_") or name in cls.members:
+            continue
+        owner = member.parent
+        if owner is None or not owner.path.startswith(MIXIN_SUBPACKAGE + "."):
+            continue
+        cls.set_member(name, griffe.Alias(name, member.target_path, parent=cls))

@@ -75,7 +75,8 @@ class DigitsAccuracy(BaseMetric):
 @HOOKS.register_module()
 class CurvePlotHook(Hook):
     """At the end of a training run, draw ``keys`` from its ``vis_data/scalars.json`` as a PNG
-    (``curves.png`` beside it), with treadle.visual's plot.
+    (``curves.png`` beside it), with treadle.visual's plot. A resumed run is drawn with the
+    runs it resumed from, as one history.
 
     Example:
         >>> CurvePlotHook(keys=['loss', 'accuracy/top1']).keys
@@ -94,16 +95,20 @@ class CurvePlotHook(Hook):
     def after_run(self, runner: Any) -> None:
         if not self._trained or runner.rank != 0:
             return
-        from treadle.visual import find_scalars_file, read_scalars
+        from treadle.visual import find_scalars_file, read_history
         from treadle.visual.plot import plot_file
 
         # The local backend buffers scalars for a few seconds: closing writes them all (a
         # later write would open the file again).
         runner.visualizer.close()
         found = find_scalars_file(runner.log_dir)
-        present = [key for key in self.keys if key in read_scalars(found.path)]
+        history = read_history(found.path)  # this run and the runs it resumed from
+        present = [key for key in self.keys if key in history.series]
         if not present:
             runner.logger.warning(f"CurvePlotHook: none of {self.keys} in {found.path}")
             return
         result = plot_file(found.path, keys=present)
-        runner.logger.info(f"Curves of {', '.join(present)} saved to {result.out}")
+        earlier = len(history.runs) - 1
+        plural = "s" if earlier > 1 else ""
+        runs = f" (and the {earlier} run{plural} it resumed from)" if earlier else ""
+        runner.logger.info(f"Curves of {', '.join(present)}{runs} saved to {result.out}")

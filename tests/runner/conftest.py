@@ -7,6 +7,7 @@ fresh one of its own.
 
 import pytest
 import torch
+from http_files import Server
 
 from treadle.logging import MMLogger
 from treadle.registry import DefaultScope
@@ -29,3 +30,21 @@ def pytest_runtest_setup(item):
     # The `cuda` marker (pyproject.toml) means "needs a CUDA GPU": skipped on machines without one.
     if item.get_closest_marker("cuda") is not None and not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU (marked cuda)")
+
+
+@pytest.fixture
+def server(tmp_path):
+    """A loopback http server of a fresh ``served`` folder (checkpoint downloads without the
+    network)."""
+    root = tmp_path / "served"
+    root.mkdir()
+    http_server = Server(root)
+    yield http_server
+    http_server.close()
+
+
+@pytest.fixture
+def torch_home(tmp_path, monkeypatch):
+    """TORCH_HOME, where downloaded checkpoints are cached, in the test's own folder."""
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch_home"))
+    return tmp_path / "torch_home"

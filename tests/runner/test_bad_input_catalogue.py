@@ -11,6 +11,7 @@ exception type, words its message must contain).
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 from runner_toy_model import toy_cfg
@@ -240,7 +241,7 @@ CASES = [
         {"optim_wrapper": DELETE, "train_dataloader": DELETE, "train_cfg": DELETE},
         "param_scheduler",
         ValueError,
-        ["param_scheduler is set but optim_wrapper is not"],
+        ["param_scheduler should be None when optim_wrapper is None"],
     ),
     # -- hooks --
     (
@@ -297,7 +298,7 @@ CASES = [
         {"custom_hooks": dict(type="EMAHook")},
         "custom_hooks",
         TypeError,
-        ["custom_hooks must be a list"],
+        ["custom_hooks should be a list"],
     ),
     (
         "hook-early-stop",
@@ -345,7 +346,13 @@ CASES = [
     ),
     ("loop-arg", {"train_cfg.unknown_arg": 1}, "train_cfg", TypeError, ["unknown_arg"]),
     ("loop-val-type", {"val_cfg": dict(type="ValLop")}, "val_cfg", KeyError, ["ValLoop"]),
-    ("loop-val-missing", {"val_cfg": DELETE}, "val_dataloader", ValueError, ["validation needs"]),
+    (
+        "loop-val-missing",
+        {"val_cfg": DELETE},
+        "val_dataloader",
+        ValueError,
+        ["should be either all None or not None: validation needs"],
+    ),
     (
         "loop-val-compute-loss",
         {"val_cfg.compute_loss": "yes"},
@@ -529,6 +536,8 @@ def test_treadle_train_names_it_too(tmp_path, base, capsys, case, edits, key, er
     assert main(["train", str(path)]) == 1
     err = capsys.readouterr().err
     assert f"treadle train: error: {path}: " in err
-    assert f": {key}: {error.__name__}: " in err
+    # The class is named as raised: treadle's own (RunnerConfigKeyError, also MMEngine's
+    # AssertionError) ends with the standard name the catalogue gives.
+    assert re.search(rf": {re.escape(key)}: \w*{error.__name__}: ", err), err
     for word in words:
         assert word in err, err

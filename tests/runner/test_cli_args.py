@@ -99,6 +99,15 @@ def test_cfg_options_are_parsed_as_mmengine_dict_action():
     assert args.cfg_options == {"train_cfg.max_epochs": 5, "model.sizes": [1, 2]}
 
 
+def test_bad_cfg_options_are_a_usage_error(capsys):
+    # DictAction raises MMEngine's AssertionError for unpaired brackets; the command shows it
+    # as a usage error, without a traceback.
+    with pytest.raises(SystemExit) as caught:
+        main(["train", "c.py", "--cfg-options", "model.sizes=[1,2"])
+    assert caught.value.code == 2
+    assert "--cfg-options: model.sizes: Imbalanced brackets exist in" in capsys.readouterr().err
+
+
 # What train's options do to the config.
 def test_work_dir_option_beats_config_which_beats_the_default(tmp_path):
     assert _train_cfg(tmp_path, "--work-dir", "out").work_dir == "out"

@@ -36,10 +36,10 @@ def test_every_problem_is_reported_at_once(tmp_path, capsys):
     assert main(["train", path, "--check"]) == 1
     out = capsys.readouterr().out
     assert f"treadle train --check {path}: 3 problem(s) found:" in out
-    assert f"{path}:{line_of(path, 'SDG')}: optim_wrapper: KeyError: 'SDG'" in out
+    assert f"{path}:{line_of(path, 'SDG')}: optim_wrapper: KeyError: SDG is not in the" in out
     assert "Did you mean 'SGD'" in out
     assert f"{path}:{line_of(path, 'CheckpointHok')}: default_hooks.checkpoint: KeyError" in out
-    assert ": val_evaluator: KeyError: " in out and "'RunnerToyMetrc' is not in the" in out
+    assert ": val_evaluator: KeyError: " in out and "RunnerToyMetrc is not in the" in out
     # Nothing was trained, nothing written into the work dir.
     assert not os.path.exists(work_dir)
 
@@ -107,6 +107,7 @@ def test_the_readme_example_passes_and_its_mistakes_are_all_found(capsys):
     )
     out = capsys.readouterr().out
     assert "3 problem(s) found" in out
-    assert f"{path}:{line_of(path, 'optim_wrapper = dict')}: optim_wrapper: KeyError: 'SDG'" in out
+    line = line_of(path, "optim_wrapper = dict")
+    assert f"{path}:{line}: optim_wrapper: KeyError: SDG is not in the" in out
     assert f"{path}:{line_of(path, 'train_cfg = dict')}: train_cfg: TypeError: " in out
-    assert ": default_hooks.checkpoint: KeyError: 'CheckpointHok'" in out
+    assert ": default_hooks.checkpoint: KeyError: CheckpointHok is not in the" in out

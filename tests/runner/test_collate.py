@@ -91,7 +91,7 @@ def test_build_collate_fn_from_names_configs_and_functions():
 
 def test_build_collate_fn_unknown_name_lists_the_closest():
     with pytest.raises(
-        KeyError, match=r"'default_colate' is not in the 'function' registry"
+        KeyError, match=r"default_colate is not in the treadle::function registry"
     ) as info:
         build_collate_fn(dict(type="default_colate"))
     assert "Did you mean 'default_collate'" in str(info.value)

@@ -46,9 +46,7 @@ def test_a_second_compose_still_clashes_with_a_clear_message(restore_transforms)
     class First:
         pass
 
-    with pytest.raises(
-        KeyError, match="'Compose' is already registered in the 'transform' registry"
-    ):
+    with pytest.raises(KeyError, match="Compose is already registered in transform at "):
 
         @TRANSFORMS.register_module(name="Compose")
         class Second:

@@ -104,7 +104,9 @@ def test_duplicate_metric_names_name_the_key_and_both_metrics():
     evaluator = Evaluator([dict(type="CountingMetric"), dict(type="CountingMetric")])
     evaluator.process([{}])
     with pytest.raises(
-        ValueError, match=r"Two metrics returned 'count/samples': CountingMetric and CountingMetric"
+        ValueError,
+        match=r"^There are multiple evaluation results with the same metric name "
+        r"'count/samples', from CountingMetric and CountingMetric; give them different prefixes",
     ):
         evaluator.evaluate(1)
 
@@ -132,6 +134,11 @@ def test_offline_evaluate_without_data_passes_none():
 
 def test_offline_evaluate_lengths_must_agree():
     with pytest.raises(ValueError, match="got 2 data_samples and 1 data"):
+        Evaluator(Accuracy()).offline_evaluate([{}, {}], [{}])
+    # MMEngine asserts there: the error is an AssertionError too, with its phrase.
+    with pytest.raises(
+        AssertionError, match=r"^data_samples and data should have the same length: offline_"
+    ):
         Evaluator(Accuracy()).offline_evaluate([{}, {}], [{}])
 
 
@@ -163,7 +170,9 @@ def test_dump_results_accepts_pickle_suffix(tmp_path):
 
 def test_dump_results_refuses_other_suffixes():
     with pytest.raises(
-        ValueError, match=r"must end in \.pkl or \.pickle, got 'work_dirs/preds\.json'"
+        ValueError,
+        match=r"^The output file must be a pkl file\. DumpResults writes a pickle file: "
+        r"out_file_path must end in \.pkl or \.pickle, got 'work_dirs/preds\.json'",
     ):
         DumpResults(out_file_path="work_dirs/preds.json")
 
@@ -181,18 +190,18 @@ def test_get_metric_value(indicator, expected):
 
 def test_get_metric_value_unknown_full_name_lists_the_metrics():
     with pytest.raises(
-        ValueError, match=r"'val/top1' matches no metric: the metrics are \['accuracy/top1'"
+        ValueError, match=r"'val/top1' can not match any metric: the metrics are \['accuracy/top1'"
     ):
         get_metric_value("val/top1", METRICS_DICT)
 
 
 def test_get_metric_value_unknown_bare_name_lists_the_metrics():
-    with pytest.raises(ValueError, match=r"'top3' matches no metric: the metrics are"):
+    with pytest.raises(ValueError, match=r"'top3' can not match any metric: the metrics are"):
         get_metric_value("top3", METRICS_DICT)
 
 
 def test_get_metric_value_ambiguous_bare_name_lists_the_candidates():
     with pytest.raises(
-        ValueError, match=r"'top1' matches several metrics \(\['a/top1', 'b/top1'\]\)"
+        ValueError, match=r"'top1' matches multiple metrics \(\['a/top1', 'b/top1'\]\)"
     ):
         get_metric_value("top1", {"a/top1": 1, "b/top1": 2})

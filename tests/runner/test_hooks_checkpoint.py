@@ -334,16 +334,30 @@ def test_out_dir_on_s3(runner, bucket):  # noqa: F811 (the imported fixture)
         (dict(interval=1.5), TypeError, r"interval must be an int, got 1\.5"),
         (dict(save_begin=-1), ValueError, r"save_begin must be >= 0, got -1"),
         (dict(filename_tmpl="ckpt.pth"), ValueError, r"filename_tmpl must hold .* 'ckpt\.pth'"),
-        (dict(save_best=3), TypeError, r"save_best must be a str, a list of str or None, got 3"),
+        (
+            dict(save_best=3),
+            TypeError,
+            r'"save_best" should be a str, a list of str or None, got int: 3',
+        ),
+        (dict(save_best=dict(acc="acc")), TypeError, r'"save_best" should be a str, .* dict'),
         (dict(save_best=["acc", "acc"]), ValueError, r"save_best names a key twice"),
-        (dict(save_best=["auto", "acc"]), ValueError, r"'auto' .* cannot be combined"),
+        (
+            dict(save_best=["auto", "acc"]),
+            ValueError,
+            r"'auto' .* cannot be combined with other keys. Only support one key",
+        ),
         (
             dict(save_best=["acc", "mAP"], rule=["greater"] * 3),
             ValueError,
-            r"one per save_best key \(2: \['acc', 'mAP'\]\), got 3",
+            r'Number of "rule" must be 1 or the number of save_best keys '
+            r"\(2: \['acc', 'mAP'\]\), got 3",
         ),
-        (dict(save_best="acc", rule=1), TypeError, r"rule must be a str, a list of str or None"),
-        (dict(published_keys=7), TypeError, r"published_keys must be a str"),
+        (
+            dict(save_best="acc", rule=1),
+            TypeError,
+            r'"rule" should be a str, a list of str or None',
+        ),
+        (dict(published_keys=7), TypeError, r'"published_keys" should be a str'),
         (dict(published_keys=["meta", "meta"]), ValueError, r"published_keys names a key twice"),
         (dict(greater_keys=5, save_best="acc"), TypeError, r"greater_keys must be a str"),
         (

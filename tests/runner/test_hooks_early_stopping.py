@@ -42,7 +42,6 @@ def test_unknown_metric_names_need_a_rule():
     ("kwargs", "message"),
     [
         (dict(rule="bigger"), "rule must be 'greater' or 'less', got 'bigger'"),
-        (dict(patience=0), "patience must be at least 1, got 0"),
     ],
 )
 def test_bad_arguments(kwargs, message):
@@ -82,6 +81,29 @@ def test_stopping_threshold(runner):
     assert "acc = 0.95 is greater than 0.9" in log.messages[-1]
 
 
+def test_patience_zero_with_a_threshold_stops_at_the_threshold(runner):
+    # MMEngine's way to stop on the threshold: patience=0 (any validation without
+    # improvement stops too). The best score keeps the evaluator's value (here a tensor).
+    torch = pytest.importorskip("torch")
+    hook = EarlyStoppingHook("acc", stopping_threshold=98.5, patience=0)
+    values = torch.linspace(98, 99, 8)
+    assert feed(runner, hook, values) == 4
+    assert isinstance(hook.best_score, torch.Tensor)
+    assert hook.best_score.item() == pytest.approx(98 + 4 / 7)
+    assert hook.state_dict()["best_score"] == pytest.approx(98 + 4 / 7)
+
+
+def test_patience_zero_stops_at_the_first_validation_without_improvement(runner):
+    hook = EarlyStoppingHook("acc", patience=0, min_delta=0.0)
+    assert feed(runner, hook, [0.5, 0.6, 0.55]) == 2
+
+
+def test_a_negative_patience_warns_and_acts_as_zero(runner):
+    with pytest.warns(UserWarning, match="patience=-1 is negative; it stops training at the first"):
+        hook = EarlyStoppingHook("acc", patience=-1, min_delta=0.0)
+    assert feed(runner, hook, [0.5, 0.4]) == 1
+
+
 def test_a_non_finite_metric_stops(runner):
     hook = EarlyStoppingHook("loss")
     with captured_log() as log:
@@ -107,8 +129,10 @@ def test_a_train_loop_without_stop_training_is_refused(runner):
     runner.train_loop = object()
     with pytest.raises(
         TypeError, match="train loop with a `stop_training` attribute; object has none"
-    ):
+    ) as caught:
         EarlyStoppingHook("acc").before_run(runner)
+    # MMEngine asserts there: its users catch AssertionError.
+    assert isinstance(caught.value, AssertionError)
 
 
 def test_state_survives_a_resume(runner):

@@ -53,6 +53,27 @@ def test_a_run_shorter_than_the_profile_still_writes_it(runner, tmp_path):
     assert path.exists()
 
 
+def test_export_chrome_trace_stops_and_writes_at_once(runner, tmp_path):
+    """MMEngine's name for ending the profiled span; a subclass overriding it is called."""
+    path = tmp_path / "now.json"
+    hook = ProfilerHook(json_trace_path=str(path))
+    hook.before_run(runner)
+    runner.model(torch.randn(4, 2)).sum()
+    hook._export_chrome_trace(runner)
+    assert "traceEvents" in json.loads(path.read_text())
+    hook.after_run(runner)  # already closed: nothing more
+
+    calls = []
+
+    class Custom(ProfilerHook):
+        def _export_chrome_trace(self, runner):
+            calls.append(runner.iter)
+            super()._export_chrome_trace(runner)
+
+    train(runner, Custom(by_epoch=False, profile_times=2), 3)
+    assert calls == [1]
+
+
 def test_tensorboard_traces_go_under_the_log_dir(runner):
     hook = ProfilerHook(
         by_epoch=False,

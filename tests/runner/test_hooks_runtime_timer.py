@@ -176,3 +176,25 @@ def test_timer_eta_counts_the_iterations_left(runner, monkeypatch):
     assert runner.message_hub.get_info("eta") == pytest.approx(12.0)
     hook.after_val_epoch(runner)
     assert hook.time_sec_test_val == 0.0
+
+
+def test_timer_times_what_follows_a_pass_from_its_end(runner, monkeypatch):
+    """The hook reads the clock once per call, as MMEngine's does: a test pass right after a
+    val pass (no before_test_epoch) times its first batch from the val pass's end."""
+    clock = iter(range(100))
+    monkeypatch.setattr(
+        "treadle.runner.hooks.iter_timer_hook.time.perf_counter", lambda: next(clock)
+    )
+    hook = IterTimerHook()
+    hook.before_val_epoch(runner)  # t = 0
+    for i in range(2):
+        hook.before_val_iter(runner, i)
+        hook.after_val_iter(runner, i)  # 2 s each
+    hook.after_val_epoch(runner)  # t = 5: the pass took 5 s
+    assert runner.message_hub.get_info("val_time") == 5
+    for i in range(2):
+        hook.before_test_iter(runner, i)
+        hook.after_test_iter(runner, i)  # 2 s each, the first from t = 5
+    assert hook.time_sec_test_val == 4
+    # The test loader has 4 batches: 2 left at 2 s each.
+    assert runner.message_hub.get_info("eta") == pytest.approx(4.0)

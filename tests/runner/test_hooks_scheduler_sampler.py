@@ -4,6 +4,7 @@ one per optimizer) and DistSamplerSeedHook."""
 from __future__ import annotations
 
 from types import SimpleNamespace
+from unittest.mock import MagicMock
 
 import pytest
 import torch
@@ -87,11 +88,40 @@ def test_validation_driven_schedulers_get_the_metrics(runner):
     assert lr(runner) == pytest.approx(0.05)
 
 
-@pytest.mark.parametrize("bad", [("not", "a", "list"), {"a": "scheduler"}, 3])
-def test_bad_param_schedulers_are_named(runner, bad):
+SHAPE = (
+    "runner.param_schedulers should be list of ParamScheduler or a dict containing list of "
+    "ParamScheduler"
+)
+
+
+@pytest.mark.parametrize("bad", [("not", "a", "list"), 3, MagicMock()])
+@pytest.mark.parametrize("when", ["after_train_epoch", "after_train_iter", "after_val_epoch"])
+def test_bad_param_schedulers_are_named(runner, bad, when):
     runner.param_schedulers = bad
-    with pytest.raises(TypeError, match="a list of parameter schedulers or a dict of such lists"):
+    hook = ParamSchedulerHook()
+    args = {"after_train_iter": (0,), "after_val_epoch": ({"acc": 1.0},)}.get(when, ())
+    with pytest.raises(TypeError, match=rf"{SHAPE} \(one list per optimizer\), got "):
+        getattr(hook, when)(runner, *args)
+
+
+def test_a_dict_holding_a_scheduler_instead_of_a_list_is_named(runner):
+    runner.param_schedulers = {"a": "scheduler"}
+    with pytest.raises(TypeError, match=rf"{SHAPE} .*got a dict holding str: 'scheduler'") as e:
         ParamSchedulerHook().after_train_epoch(runner)
+    # MMEngine asserts there: its users catch AssertionError.
+    assert isinstance(e.value, AssertionError)
+    # Validation skips what is not a list of built schedulers, as MMEngine's does.
+    ParamSchedulerHook().after_val_epoch(runner, {"acc": 1.0})
+
+
+def test_a_mock_runner_steps_its_schedulers():
+    """Downstream tests stand a Mock in for the runner: its made-up optimizer wrapper counts
+    no skipped steps."""
+    scheduler = MagicMock(by_epoch=False)
+    runner = MagicMock()
+    runner.param_schedulers = [scheduler]
+    ParamSchedulerHook().after_train_iter(runner, 0)
+    scheduler.step.assert_called_once_with()
 
 
 class Sampler:

@@ -236,7 +236,7 @@ def test_unknown_collate_fn_names_the_key():
     cfg = get_config(LINEAR)
     cfg.test_dataloader = dict(collate_fn="toy_zoo_colate")
     weights = "toyzoo://toy-linear"
-    with pytest.raises(KeyError, match=r"test_dataloader\.collate_fn: 'toy_zoo_colate'"):
+    with pytest.raises(KeyError, match=r"test_dataloader\.collate_fn: toy_zoo_colate is not in"):
         _quiet(cfg, weights=weights, scope="treadle_toy_zoo")
     cfg.test_dataloader = dict(collate_fn=dict(size=3))
     with pytest.raises(TypeError, match=r"test_dataloader\.collate_fn must be"):

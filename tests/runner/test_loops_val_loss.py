@@ -14,8 +14,10 @@ from runner_toy_model import ToyDataset, ToyModel, stacked, toy_cfg, toy_iter_cf
 from runner_toys import captured_log
 from valloss_toys import RecordingVisBackend, val_loader, whole_set_mse
 
+from treadle.runner.hooks import Hook
 from treadle.runner.loops.eval_loss_mean import EvalLossMean
 from treadle.runner.model import unwrap_model
+from treadle.runner.registry import HOOKS
 from treadle.runner.runner import Runner
 from treadle.runner.structures import BaseDataElement
 
@@ -81,6 +83,8 @@ def test_val_loss_reaches_the_log_line_scalars_json_and_every_backend(tmp_path):
     runner = Runner(**val_cfg(tmp_path, visualizer=visualizer))
     with captured_log() as log:
         runner.train()
+    # The epoch lines only: the iteration lines of a validation never show val/loss (its
+    # history holds the earlier validations' values only).
     val_lines = [m for m in log.messages if "Epoch(val)" in m and "val/loss: " in m]
     assert len(val_lines) == 3  # one per validation, beside the metrics
     assert all("mse: " in line for line in val_lines)
@@ -232,5 +236,41 @@ def test_each_validation_logs_its_own_loss_with_the_default_window(tmp_path):
     with captured_log() as log:
         runner.train()
     lines = [m for m in log.messages if "Epoch(val)" in m and "val/loss: " in m]
+    assert all("mse: " in line for line in lines)  # the epoch lines only
     logged = [float(line.split("val/loss: ")[1].split()[0]) for line in lines]
     assert logged == [3.0, 1.0, 2.0]
+
+
+@HOOKS.register_module()
+class ValLossUserScalarHook(Hook):
+    """Logs a scalar of its own at every validation iteration, named so that MMEngine's rule
+    shows it in the val iteration lines (a stripped name starting with 'val/loss')."""
+
+    def after_val_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+        runner.message_hub.update_scalar("val/val/loss_user", float(batch_idx + 1))
+
+
+def test_iteration_lines_of_later_validations_show_no_stale_val_loss(tmp_path):
+    # Three validations of 4 batches each, a line per iteration; the 2nd and 3rd validations'
+    # iteration lines would otherwise show the mean of the earlier validations' val/loss.
+    cfg = val_cfg(
+        tmp_path,
+        model=dict(type="ValLossScriptedModel", val_losses=[3.0, 1.0, 2.0]),
+        custom_hooks=[dict(type="ValLossUserScalarHook")],
+    )
+    runner = Runner(**cfg)
+    with captured_log() as log:
+        runner.train()
+    iteration_lines = [
+        m for m in log.messages if "Epoch(val)" in m and "mse: " not in m and "/4]" in m
+    ]
+    assert len(iteration_lines) == 12
+    assert not [line for line in iteration_lines if "val/loss: " in line]
+    # MMEngine's rule stays for scalars logged during the pass: the running value shows.
+    assert [line.split("val/loss_user: ")[1] for line in iteration_lines[:4]] == [
+        "1.0000",
+        "2.0000",
+        "3.0000",
+        "4.0000",
+    ]
+    assert runner.val_loop.loss_metric_names == {"val/loss"}

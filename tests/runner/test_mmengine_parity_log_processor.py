@@ -8,6 +8,7 @@ Runs only where mmengine is installed: ``hatch run mmengine:pytest``.
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import pytest
 
@@ -164,22 +165,56 @@ def test_epoch_times_exclude_the_previous_validation():
     ],
     ids=["no data_src", "written twice", "epoch window by iteration"],
 )
-def test_bad_custom_cfg_is_a_value_error_not_an_assertion(kwargs):
-    # Deliberate difference: MMEngine asserts (and asserts vanish under python -O).
+def test_bad_custom_cfg_is_a_value_error_and_an_assertion(kwargs):
+    # MMEngine asserts (and asserts vanish under python -O); treadle's error is both.
     with pytest.raises(AssertionError):
         mm_runner.LogProcessor(**kwargs)
-    with pytest.raises(ValueError, match=r"LogProcessor custom_cfg\[\d\]"):
+    with pytest.raises(AssertionError, match=r"LogProcessor custom_cfg\[\d\]") as caught:
         LogProcessor(**kwargs)
+    assert isinstance(caught.value, ValueError)
 
 
-def test_a_bad_window_is_refused_when_built_not_at_the_first_log():
-    # Deliberate difference: MMEngine accepts window_size='all' and fails at the first log line.
+def test_a_bad_window_builds_and_fails_at_the_first_log():
+    # As MMEngine: window_size='all' builds (treadle warns) and fails at the first log line.
     cfg = [dict(data_src="loss", method_name="mean", window_size="all")]
     processor = mm_runner.LogProcessor(custom_cfg=cfg)
     with pytest.raises(TypeError, match="window_size should be int"):
         processor.get_log_after_iter(stub_runner(filled(mm_logging.MessageHub)), 9, "train")
-    with pytest.raises(ValueError, match=r"custom_cfg\[0\]: window_size must be an int"):
-        LogProcessor(custom_cfg=cfg)
+    with pytest.warns(UserWarning, match=r"custom_cfg\[0\]: window_size='all' is none of"):
+        processor = LogProcessor(custom_cfg=cfg)
+    with pytest.raises(TypeError, match=r"custom_cfg\[0\]: window_size should be int"):
+        processor.get_log_after_iter(stub_runner(filled(MessageHub)), 9, "train")
+
+
+@pytest.mark.parametrize("window_size", [0, -3, True])
+def test_windows_of_zero_or_below_give_mmengines_means(window_size):
+    # MMEngine slices its numpy history [-window_size:]: 0 is the whole history.
+    mm_tag, mm_line = mm_runner.LogProcessor(window_size=window_size).get_log_after_iter(
+        stub_runner(filled(mm_logging.MessageHub)), 9, "train"
+    )
+    with pytest.warns(UserWarning, match="LogProcessor window_size"):
+        processor = LogProcessor(window_size=window_size)
+    with warnings.catch_warnings():
+        # A negative window wider than a short history: nan, as MMEngine (numpy warns too).
+        warnings.simplefilter("ignore")
+        tag, line = processor.get_log_after_iter(stub_runner(filled(MessageHub)), 9, "train")
+    assert line == mm_line
+
+    def nan_as_text(values):
+        return {key: "nan" if value != value else value for key, value in values.items()}
+
+    assert nan_as_text(tag) == nan_as_text(mm_tag)
+
+
+def test_an_entry_without_method_name_builds_and_fails_at_the_line():
+    cfg = [dict(data_src="loss", log_name="l", window_size=3)]
+    processor = mm_runner.LogProcessor(custom_cfg=cfg)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'method_name'"):
+        processor.get_log_after_iter(stub_runner(filled(mm_logging.MessageHub)), 9, "train")
+    with pytest.warns(UserWarning, match=r"custom_cfg\[0\] has no 'method_name'"):
+        processor = LogProcessor(custom_cfg=cfg)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'method_name'"):
+        processor.get_log_after_iter(stub_runner(filled(MessageHub)), 9, "train")
 
 
 def test_an_entry_without_window_by_iteration():

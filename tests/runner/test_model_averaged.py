@@ -202,10 +202,17 @@ def test_base_class_without_avg_func():
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError, match=r"ExponentialMovingAverage: momentum must be in \(0, 1\)"):
+    # MMEngine asserts on both: the errors are ValueErrors and AssertionErrors.
+    with pytest.raises(
+        AssertionError, match=r"ExponentialMovingAverage: momentum must be in range \(0, 1\)"
+    ) as caught:
         ExponentialMovingAverage(toy(), momentum=1.5)
-    with pytest.raises(ValueError, match=r"MomentumAnnealingEMA: gamma must be positive, got 0"):
+    assert isinstance(caught.value, ValueError)
+    with pytest.raises(
+        AssertionError, match=r"MomentumAnnealingEMA: gamma must be greater than 0, got 0"
+    ) as caught:
         MomentumAnnealingEMA(toy(), gamma=0)
+    assert isinstance(caught.value, ValueError)
     with pytest.raises(ValueError, match=r"StochasticWeightAverage: interval must be a positive"):
         StochasticWeightAverage(toy(), interval=0)
 

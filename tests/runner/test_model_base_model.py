@@ -67,7 +67,7 @@ def test_preprocessor_from_config_and_from_module():
 
 
 def test_preprocessor_of_wrong_type_names_it():
-    with pytest.raises(TypeError, match=r"data_preprocessor must be a config dict.*got str"):
+    with pytest.raises(TypeError, match=r"data_preprocessor should be a config dict.*got str"):
         Regressor(data_preprocessor="ImgDataPreprocessor")
 
 

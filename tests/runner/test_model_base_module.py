@@ -293,3 +293,59 @@ def test_abstract_methods_of_subclasses_are_enforced():
 
     with pytest.raises(TypeError, match=r"abstract"):
         Abstract()
+
+
+def test_init_weights_hands_the_record_to_dump_init_info(monkeypatch):
+    """Toolbox tests replace _dump_init_info to read _params_init_info: every parameter of a
+    nested module is in it, with the initializer that set it last."""
+
+    class Block(BaseModule):
+        def __init__(self):
+            super().__init__(init_cfg=dict(type="Constant", val=2, layer="Conv2d"))
+            self.conv = nn.Conv2d(3, 3, 1)
+
+    class Inception(BaseModule):
+        def __init__(self):
+            super().__init__()
+            self.Conv2d_1a_3x3 = Block()
+            self.fc = nn.Linear(3, 2)
+
+    seen = {}
+
+    def dump(module):
+        names = dict(module.named_parameters())
+        seen.update(
+            {name: module._params_init_info[param]["init_info"] for name, param in names.items()}
+        )
+
+    monkeypatch.setattr(Inception, "_dump_init_info", dump)
+    model = Inception()
+    model.init_weights()
+    assert seen["Conv2d_1a_3x3.conv.weight"].startswith("ConstantInit: val=2")
+    assert "The value is the same before and after" in seen["fc.weight"]
+    # The record is gone once init_weights is over; only the outermost call dumps it.
+    assert not hasattr(model.Conv2d_1a_3x3, "_params_init_info")
+    calls = []
+    monkeypatch.setattr(Block, "_dump_init_info", lambda module: calls.append(module))
+    Block().init_weights()
+    assert len(calls) == 1
+
+
+def test_a_patched_is_model_wrapper_decides_what_is_a_wrapper(monkeypatch):
+    """MMEngine's tests patch is_model_wrapper in the module of BaseModule."""
+    import treadle.runner.model.base_module as base_module
+
+    class FakeDDP(nn.Module):
+        def __init__(self, module):
+            super().__init__()
+            self.module = module
+
+    class Outer(BaseModule):
+        def __init__(self):
+            super().__init__()
+            self.ddp = FakeDDP(Head(dict(type="Constant", val=5, layer="Linear")))
+
+    monkeypatch.setattr(base_module, "is_model_wrapper", lambda m: isinstance(m, FakeDDP))
+    outer = Outer()
+    outer.init_weights()
+    assert torch.all(outer.ddp.module.fc.weight == 5)

@@ -175,7 +175,7 @@ def test_shared_cfg_is_not_changed():
 
 
 def test_unknown_type_names_closest():
-    with pytest.raises(KeyError, match=r"'Constnt' is not in .*Constant"):
+    with pytest.raises(KeyError, match=r"Constnt is not in .*Constant"):
         initialize(nn.Linear(2, 2), dict(type="Constnt", val=1))
 
 

@@ -152,11 +152,23 @@ def test_img_preprocessor_moves_with_the_device():
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        (dict(bgr_to_rgb=True, rgb_to_bgr=True), ValueError, "both True"),
-        (dict(mean=[1, 2, 3]), ValueError, "mean is set but std is None"),
-        (dict(std=[1, 2, 3]), ValueError, "std is set but mean is None"),
-        (dict(mean=[1, 2], std=[1, 2]), ValueError, r"mean must have 1 value .* got 2: \[1, 2\]"),
-        (dict(mean=[1], std=[1, 2, 3, 4]), ValueError, "std must have 1 value .* got 4"),
+        (
+            dict(bgr_to_rgb=True, rgb_to_bgr=True),
+            AssertionError,
+            "both True \\(`bgr2rgb` and `rgb2bgr` cannot be set to True at the same time\\)",
+        ),
+        (
+            dict(mean=[1, 2, 3]),
+            AssertionError,
+            "mean is set but std is None; mean and std should be both set",
+        ),
+        (dict(std=[1, 2, 3]), AssertionError, "std is set but mean is None; mean and std should"),
+        (
+            dict(mean=[1, 2], std=[1, 2]),
+            AssertionError,
+            r"`mean` should have 1 value .* got 2: \[1, 2\]",
+        ),
+        (dict(mean=[1], std=[1, 2, 3, 4]), AssertionError, "`std` should have 1 value .* got 4"),
         (
             dict(mean=1.0, std=1.0),
             TypeError,
@@ -167,8 +179,11 @@ def test_img_preprocessor_moves_with_the_device():
     ],
 )
 def test_constructor_errors_name_the_argument(kwargs, error, message):
-    with pytest.raises(error, match=message):
+    with pytest.raises(error, match=message) as caught:
         ImgDataPreprocessor(**kwargs)
+    if error is AssertionError:
+        # What MMEngine asserts is also the ValueError it is.
+        assert isinstance(caught.value, ValueError)
 
 
 @pytest.mark.parametrize(
@@ -177,13 +192,20 @@ def test_constructor_errors_name_the_argument(kwargs, error, message):
         (
             dict(mean=[1, 2, 3], std=[1, 2, 3]),
             {"inputs": [torch.ones(3, 2, 2), torch.ones(1, 2, 2)]},
-            ValueError,
-            r"3 values, so images need 3 channels, but inputs\[1\] has shape \(1, 2, 2\)",
+            AssertionError,
+            r"If the mean has 3 values, the input tensor should be in shape of \(3, H, W\) "
+            r"\(one value per channel\), but inputs\[1\] has shape \(1, 2, 2\)",
+        ),
+        (
+            dict(mean=[1, 2, 3], std=[1, 2, 3]),
+            {"inputs": [torch.ones(2, 2)]},
+            AssertionError,
+            r"If the mean has 3 values.*but inputs\[0\] has shape \(2, 2\)",
         ),
         (
             dict(mean=[1, 2, 3], std=[1, 2, 3]),
             {"inputs": torch.ones(2, 1, 2, 2)},
-            ValueError,
+            AssertionError,
             r"but data\['inputs'\] has shape \(2, 1, 2, 2\)",
         ),
         (
@@ -200,9 +222,10 @@ def test_constructor_errors_name_the_argument(kwargs, error, message):
         ),
         (
             {},
-            {"inputs": [torch.ones(2, 2)]},
+            {"inputs": [torch.ones(2, 2, 2, 2)]},
             ValueError,
-            r"inputs\[0\] has shape \(2, 2\)",
+            r"a \(C, H, W\) tensor or an \(H, W\) gray image, but inputs\[0\] has shape "
+            r"\(2, 2, 2, 2\)",
         ),
         ({}, {"inputs": []}, TypeError, "got an empty sequence"),
         ({}, {"inputs": "image.png"}, TypeError, "got str"),
@@ -214,6 +237,19 @@ def test_constructor_errors_name_the_argument(kwargs, error, message):
 def test_forward_errors_name_what_was_given(kwargs, data, error, message):
     with pytest.raises(error, match=message):
         ImgDataPreprocessor(**kwargs)(data)
+
+
+def test_a_gray_image_without_its_channel_dimension_is_one_channel():
+    preprocessor = ImgDataPreprocessor(mean=[1.0], std=[2.0], pad_size_divisor=4)
+    result = preprocessor({"inputs": [torch.full((2, 3), 5.0), torch.full((3, 2), 3.0)]})
+    assert result["inputs"].shape == (2, 1, 4, 4)
+    assert result["inputs"][0, 0, 0, 0] == 2.0 and result["inputs"][1, 0, 0, 0] == 1.0
+
+
+def test_one_mean_with_three_stds_normalizes_each_channel():
+    preprocessor = ImgDataPreprocessor(mean=[127.5], std=[1, 2, 3])
+    result = preprocessor({"inputs": [torch.full((3, 1, 1), 133.5)]})
+    assert result["inputs"].flatten().tolist() == [6.0, 3.0, 2.0]
 
 
 def test_images_with_different_channel_counts_are_refused():

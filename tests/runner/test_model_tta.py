@@ -73,7 +73,11 @@ def test_base_tta_model_is_registered_and_abstract():
 
 
 def test_forward_is_not_the_way_to_predict():
-    with pytest.raises(NotImplementedError, match="Average predicts through test_step"):
+    with pytest.raises(
+        NotImplementedError,
+        match=r"Average.forward will not be called in training or testing: Average predicts "
+        r"through test_step",
+    ):
         Average(Scale())(torch.ones(1))
 
 

@@ -199,8 +199,8 @@ class Shared(nn.Module):
 def test_a_shared_parameter_fails_naming_both_places_without_bypass_duplicate():
     with pytest.raises(
         ValueError,
-        match=r"b\.0\.weight is the parameter a\.weight again.*"
-        r"bypass_duplicate'\]=True",
+        match=r"some parameters appear in more than one parameter group: b\.0\.weight is the "
+        r"parameter a\.weight again.*bypass_duplicate'\]=True",
     ):
         build(Shared(), dict(norm_decay_mult=0.0))
 
@@ -227,7 +227,7 @@ def test_settings_of_each_parameter_are_logged(logged):
     assert not any("conv2.weight" in line for line in infos)  # nothing of its own
 
 
-def test_a_model_wrapper_is_unwrapped_but_a_child_named_module_is_not():
+def test_a_model_wrapper_is_unwrapped_but_a_child_named_module_is_not(logged):
     inner = Net()
     wrapped = nn.DataParallel(inner)
     got = by_name(build(wrapped, dict(bias_lr_mult=2.0)), inner)
@@ -242,6 +242,35 @@ def test_a_model_wrapper_is_unwrapped_but_a_child_named_module_is_not():
     model = HasModule()
     (group,) = build(model).optimizer.param_groups
     assert len(group["params"]) == 4
+    assert (
+        "HasModule has a child named 'module' and parameters outside it (head.weight, "
+        "head.bias): all of its parameters are optimized, where MMEngine would optimize only "
+        "those of model.module"
+    ) in logged(logging.WARNING)
+
+
+def test_a_bare_module_holding_only_module_is_unwrapped_like_a_wrapper(logged):
+    # As MMEngine does for any model with `.module`: paramwise rules and a constructor's
+    # add_params see the inner model's names ('fc.bias', not 'module.fc.bias').
+    class Holder(nn.Module):
+        def __init__(self, module):
+            super().__init__()
+            self.module = module
+
+    inner = Net()
+    got = by_name(build(Holder(inner), dict(custom_keys={"fc.bias": dict(lr_mult=3.0)})), inner)
+    assert list(got) == NAMES and got["fc.bias"] == (LR * 3, WD)
+    seen = []
+
+    class NamesSeen(DefaultOptimWrapperConstructor):
+        def add_params(self, params, module, prefix="", **kwargs):
+            if not prefix:  # the first call, with the whole model
+                seen.extend(name for name, _ in module.named_parameters())
+            super().add_params(params, module, prefix, **kwargs)
+
+    NamesSeen(dict(optimizer=dict(type="SGD", lr=LR)), dict(bias_lr_mult=2.0))(Holder(inner))
+    assert seen == NAMES
+    assert not logged(logging.WARNING)
 
 
 def test_a_wrapper_registered_in_model_wrappers_is_unwrapped():
@@ -298,8 +327,11 @@ def test_wrapper_type_and_arguments_come_from_the_config():
 def test_optim_wrapper_cfg_must_be_a_dict_with_an_optimizer():
     with pytest.raises(TypeError, match="optim_wrapper_cfg must be a dict, got list"):
         DefaultOptimWrapperConstructor([dict(type="SGD")])
-    with pytest.raises(ValueError, match=r"needs the key 'optimizer'.*it has \['type'\]"):
+    with pytest.raises(
+        AssertionError, match=r"`optim_wrapper_cfg` must contain the key 'optimizer'.*\['type'\]"
+    ) as caught:
         DefaultOptimWrapperConstructor(dict(type="OptimWrapper"))
+    assert isinstance(caught.value, ValueError)
     with pytest.raises(TypeError, match=r"optim_wrapper_cfg\['optimizer'\] must be a dict"):
         DefaultOptimWrapperConstructor(dict(optimizer="SGD"))
 
@@ -398,7 +430,9 @@ def test_a_custom_key_that_matches_no_parameter_warns(logged):
 
 
 def test_an_unknown_optimizer_type_names_the_closest_ones():
-    with pytest.raises(KeyError, match=r"'AdamWW' is not in the 'optimizer' registry.*'AdamW'"):
+    with pytest.raises(
+        KeyError, match=r"AdamWW is not in the treadle::optimizer registry.*'AdamW'"
+    ):
         build(Net(), type="AdamWW")
     with pytest.raises(KeyError, match=r"needs the key 'type'"):
         DefaultOptimWrapperConstructor(dict(optimizer=dict(lr=0.1)))(Net())

@@ -94,7 +94,9 @@ def test_initialize_count_status_does_nothing():
 def test_update_methods_belong_to_one_wrapper(call):
     _, wrappers = make_wrappers()
     with pytest.raises(
-        NotImplementedError, match=r"call \w+ on that wrapper, e\.g\. optim_wrapper\['gen'\]\."
+        NotImplementedError,
+        match=r"`(\w+)` should be called by each optimizer wrapper separately \(a loss belongs "
+        r"to one optimizer\), e\.g\. optim_wrapper\['gen'\]\.\1\(",
     ) as info:
         call(wrappers)
     assert "the wrappers here: gen, disc" in str(info.value)
@@ -122,8 +124,13 @@ def test_loading_an_unknown_name_loads_nothing():
 
 
 def test_only_optimizer_wrappers_are_accepted():
-    with pytest.raises(TypeError, match=r"but gen= is a SGD; wrap an optimizer first"):
+    with pytest.raises(
+        TypeError,
+        match=r"`OptimWrapperDict` only accept optimizer wrappers, but gen= is a SGD; wrap an "
+        r"optimizer first",
+    ) as caught:
         OptimWrapperDict(gen=torch.optim.SGD(nn.Linear(1, 1).parameters(), lr=0.1))
+    assert isinstance(caught.value, AssertionError)  # MMEngine asserts there
 
 
 def test_repr_lists_each_wrapper_by_name():

@@ -5,6 +5,7 @@ treadle.runner.utils.dl_utils."""
 from __future__ import annotations
 
 import importlib
+import re
 import subprocess
 import sys
 
@@ -323,36 +324,71 @@ def test_tensor2imgs_errors():
         dl_utils.tensor2imgs(torch.ones(1, 1, 2, 2))
 
 
-def test_time_counter_logs_the_mean_after_warmup(monkeypatch):
+def test_time_counter_logs_the_mean_as_mmengine_counts(monkeypatch):
     messages = []
     monkeypatch.setattr(dl_utils, "print_log", lambda msg, logger=None: messages.append(msg))
+    monkeypatch.setattr(dl_utils.TimeCounter, "instance_dict", {})
 
-    @dl_utils.TimeCounter(log_interval=2, warmup_interval=1, with_sync=False)
+    @dl_utils.TimeCounter(log_interval=2, warmup_interval=2, with_sync=False)
     def work(x):
         return x + 1
 
     assert [work(i) for i in range(5)] == [1, 2, 3, 4, 5]
-    assert len(messages) == 2  # runs 2-3 and 2-5 after one warm-up run
-    assert messages[0].startswith("[test_time_counter_logs_the_mean_after_warmup.<locals>.work]")
-    assert "-time per run averaged in the past 2 runs: " in messages[0]
+    # MMEngine's arithmetic: runs from the second on are counted; lines at runs 2 and 4 name
+    # the runs so far. A function is named by its __name__.
+    assert len(messages) == 2
+    assert messages[0].startswith("[work]-time per run averaged in the past 2 runs: ")
     assert "past 4 runs" in messages[1] and messages[1].endswith(" ms")
-    counter = dl_utils.TimeCounter(warmup_interval=0, tag="block")
-    with counter:
+    with dl_utils.TimeCounter(tag="block"):  # warmup_interval=1: the first run counts
         pass
     assert messages[-1].startswith("[block]-time per run averaged in the past 1 runs: ")
+
+
+def test_time_counters_are_shared_by_tag(monkeypatch):
+    messages = []
+    monkeypatch.setattr(dl_utils, "print_log", lambda msg, logger=None: messages.append(msg))
+    monkeypatch.setattr(dl_utils.TimeCounter, "instance_dict", {})
+    for _ in range(4):
+        # A new call in a loop is the same counter: its runs add up, as in MMEngine.
+        with dl_utils.TimeCounter(log_interval=2, with_sync=False, tag="loop"):
+            pass
+    assert [m.split(":")[0] for m in messages] == [
+        "[loop]-time per run averaged in the past 2 runs",
+        "[loop]-time per run averaged in the past 4 runs",
+    ]
+    assert dl_utils.TimeCounter(tag="loop").count == 4
 
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"log_interval": 0}, "TimeCounter's log_interval must be an int >= 1, got 0"),
-        ({"warmup_interval": -1}, "TimeCounter's warmup_interval must be an int >= 0, got -1"),
-        ({"log_interval": 1.5}, "TimeCounter's log_interval must be an int >= 1, got 1.5"),
+        (
+            {"log_interval": 0},
+            "TimeCounter's log_interval must be greater than 0 (an int >= 1), got 0",
+        ),
+        (
+            {"warmup_interval": 0},
+            "TimeCounter's warmup_interval must be greater than 0 (an int >= 1), got 0",
+        ),
+        (
+            {"log_interval": 1.5},
+            "TimeCounter's log_interval must be greater than 0 (an int >= 1), got 1.5",
+        ),
     ],
 )
 def test_time_counter_arguments(kwargs, message):
-    with pytest.raises(ValueError, match=message.replace(".", r"\.")):
+    # ValueErrors that are also the AssertionError MMEngine raises.
+    with pytest.raises(AssertionError, match=re.escape(message)):
         dl_utils.TimeCounter(**kwargs)
+    with pytest.raises(ValueError):
+        dl_utils.TimeCounter(**kwargs)
+
+
+def test_a_time_counter_block_needs_a_tag(monkeypatch):
+    monkeypatch.setattr(dl_utils.TimeCounter, "instance_dict", {})
+    counter = dl_utils.TimeCounter()
+    with pytest.raises(AssertionError, match="please specify the tag parameter, TimeCounter"):
+        counter.__enter__()
 
 
 def test_load_url_reads_a_file_url(tmp_path):

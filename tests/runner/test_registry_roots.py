@@ -110,7 +110,9 @@ def test_a_downstream_child_registry_finds_and_is_found_as_in_mmengine():
 
 def test_an_unknown_type_names_the_registry_and_the_closest_names():
     MODELS.register_module(name="ResNetForRoots", module=nn.Identity, force=True)
-    with pytest.raises(KeyError, match=r"'ResNetForRoot' is not in the 'model' registry") as error:
+    with pytest.raises(
+        KeyError, match=r"ResNetForRoot is not in the treadle::model registry"
+    ) as error:
         MODELS.build(dict(type="ResNetForRoot"))
     assert "ResNetForRoots" in str(error.value)
 
@@ -181,7 +183,7 @@ def test_runner_type_picks_the_class_by_name_or_class():
 
 
 def test_runner_errors_name_what_was_written():
-    with pytest.raises(KeyError, match="'NoSuchRunner' is not in the 'runner' registry"):
+    with pytest.raises(KeyError, match="NoSuchRunner is not in the treadle::runner registry"):
         RUNNERS.build(dict(runner_type="NoSuchRunner"))
     with pytest.raises(
         TypeError, match="runner_type must be a registered name or a class, got int"
@@ -235,7 +237,9 @@ def test_scheduler_conversion_errors_name_the_scheduler():
 
     with pytest.raises(TypeError, match="NoConversion' has none"):
         PARAM_SCHEDULERS.build(dict(type=NoConversion, convert_to_iter_based=True))
-    with pytest.raises(KeyError, match="'NoSuchLR' is not in the 'parameter scheduler' registry"):
+    with pytest.raises(
+        KeyError, match="NoSuchLR is not in the treadle::parameter scheduler registry"
+    ):
         PARAM_SCHEDULERS.build(dict(type="NoSuchLR", convert_to_iter_based=True))
 
 

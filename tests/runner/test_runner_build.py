@@ -98,6 +98,12 @@ def test_experiment_names_are_unique_within_a_second(tmp_path):
     assert first.experiment_name != second.experiment_name
     assert first.logger is not second.logger
     assert first.message_hub is not second.message_hub
+    # Also when the loggers were cleared in between (MMEngine's tests do it in tearDown): the
+    # run's message hub and visualizer still hold the name.
+    MMLogger._instance_dict.clear()
+    third = make(tmp_path / "c", experiment_name=name)
+    assert third.experiment_name not in (first.experiment_name, second.experiment_name)
+    assert third.visualizer is not first.visualizer
 
 
 def test_built_objects_are_used_as_given(tmp_path):
@@ -246,7 +252,9 @@ def test_visualizer_from_config_and_object(tmp_path):
     assert runner.visualizer.instance_name == runner.experiment_name
     given = Visualizer.get_instance(unique_name("vis"))
     assert make(tmp_path / "b", visualizer=given).visualizer is given
-    with pytest.raises(TypeError, match="visualizer must be a Visualizer"):
+    with pytest.raises(
+        TypeError, match="visualizer should be a Visualizer, a config dict or None, got"
+    ):
         make(tmp_path / "c", visualizer=3)
 
 
@@ -256,7 +264,9 @@ def test_evaluator_forms(tmp_path):
     assert isinstance(runner.build_evaluator(metric), Evaluator)
     assert len(runner.build_evaluator([metric, metric]).metrics) == 2
     assert isinstance(runner.build_evaluator(dict(metrics=[metric])), Evaluator)
-    with pytest.raises(TypeError, match="evaluator must be an Evaluator"):
+    with pytest.raises(
+        TypeError, match="evaluator should be an Evaluator, a metric config or a list of them, got"
+    ):
         runner.build_evaluator("RunnerToyMetric")
 
 

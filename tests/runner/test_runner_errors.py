@@ -27,25 +27,27 @@ def notes(error: BaseException) -> str:
 
 
 def test_unknown_model_type_names_the_registry_and_close_names(tmp_path):
-    with pytest.raises(KeyError, match=r"'RunnerToyModle' is not in the 'model' registry") as info:
+    with pytest.raises(
+        KeyError, match=r"RunnerToyModle is not in the treadle::model registry"
+    ) as info:
         make(tmp_path, model=dict(type="RunnerToyModle"))
     assert "Did you mean 'RunnerToyModel'" in str(info.value)
     assert "while building model" in notes(info.value)
 
 
 def test_unknown_hook_type_names_the_entry(tmp_path):
-    with pytest.raises(KeyError, match=r"'EMAHok' is not in the 'hook' registry") as info:
+    with pytest.raises(KeyError, match=r"EMAHok is not in the treadle::hook registry") as info:
         make(tmp_path, custom_hooks=[dict(type="EMAHok")])
     assert "Did you mean 'EMAHook'" in str(info.value)
     assert "custom_hooks[0]" in notes(info.value)
-    with pytest.raises(KeyError, match=r"'LogerHook' is not in the 'hook'") as info:
+    with pytest.raises(KeyError, match=r"LogerHook is not in the treadle::hook") as info:
         make(tmp_path, default_hooks=dict(logger=dict(type="LogerHook")))
     assert "Did you mean 'LoggerHook'" in str(info.value)
 
 
 def test_unknown_loop_type(tmp_path):
     runner = make(tmp_path, train_cfg=dict(type="EpochBasedTrainLop", max_epochs=1))
-    with pytest.raises(KeyError, match=r"'EpochBasedTrainLop' is not in the 'loop'") as info:
+    with pytest.raises(KeyError, match=r"EpochBasedTrainLop is not in the treadle::loop") as info:
         runner.train()
     assert "Did you mean 'EpochBasedTrainLoop'" in str(info.value)
     assert "train_cfg=" in notes(info.value)
@@ -53,7 +55,7 @@ def test_unknown_loop_type(tmp_path):
 
 def test_unknown_optimizer_type(tmp_path):
     runner = make(tmp_path, optim_wrapper=dict(optimizer=dict(type="SGDD", lr=0.1)))
-    with pytest.raises(KeyError, match=r"'SGDD' is not in the 'optimizer' registry") as info:
+    with pytest.raises(KeyError, match=r"SGDD is not in the treadle::optimizer registry") as info:
         runner.train()
     assert "Did you mean 'SGD'" in str(info.value)
     assert "optim_wrapper" in notes(info.value)
@@ -61,10 +63,10 @@ def test_unknown_optimizer_type(tmp_path):
 
 def test_unknown_scheduler_and_metric_and_dataset_types(tmp_path):
     runner = make(tmp_path, param_scheduler=dict(type="MultiStepLRR", milestones=[1]))
-    with pytest.raises(KeyError, match=r"'MultiStepLRR' is not in the 'parameter scheduler'"):
+    with pytest.raises(KeyError, match=r"MultiStepLRR is not in the treadle::parameter scheduler"):
         runner.train()
     runner = make(tmp_path, val_evaluator=dict(type="RunnerToyMetrik"))
-    with pytest.raises(KeyError, match=r"'RunnerToyMetrik.* is not in the .*metric") as info:
+    with pytest.raises(KeyError, match=r"RunnerToyMetrik is not in the .*metric") as info:
         runner.val()
     assert "Did you mean" in str(info.value) and "RunnerToyMetric" in str(info.value)
     assert "while building the val loop" in notes(info.value)
@@ -101,7 +103,9 @@ def test_train_cfg_with_type_and_by_epoch(tmp_path):
 
 
 def test_val_cfg_without_val_dataloader_or_evaluator(tmp_path):
-    with pytest.raises(ValueError, match=r"validation needs val_dataloader, val_cfg and") as info:
+    with pytest.raises(
+        ValueError, match=r"val_dataloader, val_cfg and val_evaluator should be either all None"
+    ) as info:
         make(tmp_path, val_dataloader=None, val_evaluator=None)
     assert "val_cfg is set but val_dataloader and val_evaluator are not" in str(info.value)
     with pytest.raises(ValueError, match=r"val_evaluator is not"):
@@ -114,14 +118,23 @@ def test_val_dataloader_and_evaluator_without_val_cfg(tmp_path):
 
 
 def test_incomplete_train_and_test_stages(tmp_path):
-    with pytest.raises(ValueError, match=r"training needs .* optim_wrapper is not"):
+    with pytest.raises(
+        ValueError,
+        match=r"train_dataloader, train_cfg and optim_wrapper should be either all None or not "
+        r"None: training needs them together, and train_dataloader and train_cfg are set but "
+        r"optim_wrapper is not",
+    ):
         make(tmp_path, optim_wrapper=None, param_scheduler=None)
-    with pytest.raises(ValueError, match=r"testing needs .* test_evaluator is not"):
+    with pytest.raises(
+        ValueError, match=r"test_dataloader, test_cfg and test_evaluator should be either all "
+    ):
         make(tmp_path, test_evaluator=None)
 
 
 def test_param_scheduler_without_optim_wrapper(tmp_path):
-    with pytest.raises(ValueError, match=r"param_scheduler is set but optim_wrapper is not"):
+    with pytest.raises(
+        ValueError, match=r"param_scheduler should be None when optim_wrapper is None: schedulers"
+    ):
         make(
             tmp_path,
             optim_wrapper=None,
@@ -130,21 +143,46 @@ def test_param_scheduler_without_optim_wrapper(tmp_path):
         )
 
 
-def test_epoch_based_scheduler_in_an_iteration_based_loop(tmp_path):
+def test_epoch_based_scheduler_in_an_iteration_based_loop_is_run_with_a_warning(tmp_path):
+    # MMEngine runs it as written (it steps once, at the end): so does treadle, and says so.
     runner = make(tmp_path, train_cfg=dict(by_epoch=False, max_iters=4))
-    with pytest.raises(ValueError, match=r"param_scheduler\[0\] \(MultiStepLR\) has by_epoch=True"):
+    with captured_log(runner.logger) as log:
         runner.train()
+    assert runner.iter == 4
+    warned = [r.getMessage() for r in log.records if r.levelno == logging.WARNING]
+    assert any(
+        "param_scheduler[0] (MultiStepLR) has by_epoch=True, but the train loop is "
+        "iteration-based: it would step only once, at the end of training."
+        in message
+        and message.endswith("The run goes on with it as written, as MMEngine's does.")
+        for message in warned
+    ), warned
     converted = dict(type="MultiStepLR", milestones=[1], convert_to_iter_based=True)
     runner = make(tmp_path, train_cfg=dict(by_epoch=False, max_iters=4), param_scheduler=converted)
-    runner.train()
+    with captured_log(runner.logger) as log:
+        runner.train()
     assert runner.iter == 4
+    assert not any("has by_epoch=True" in r.getMessage() for r in log.records)
 
 
 def test_param_scheduler_config_without_type(tmp_path):
-    with pytest.raises(KeyError, match=r"param_scheduler\[0\] has no 'type'"):
+    # KeyErrors and TypeErrors that are also MMEngine's AssertionErrors.
+    with pytest.raises(
+        KeyError,
+        match=r"param_scheduler\[0\] has no 'type' \(each parameter scheduler should contain the "
+        r"key type\)",
+    ) as info:
         make(tmp_path, param_scheduler=[dict(milestones=[1])])
-    with pytest.raises(TypeError, match=r"param_scheduler must be"):
+    assert isinstance(info.value, AssertionError)
+    with pytest.raises(TypeError, match=r"`param_scheduler` should be a scheduler or its config"):
         make(tmp_path, param_scheduler="MultiStepLR")
+    with pytest.raises(
+        TypeError,
+        match=r"Each value of `param_scheduler` should be a dict or a list when it maps "
+        r"optimizer names to their schedulers: param_scheduler\['linear1'\] is a str",
+    ) as info:
+        make(tmp_path, param_scheduler=dict(linear1="MultiStepLR"))
+    assert isinstance(info.value, AssertionError)
 
 
 def test_run_without_the_stage(tmp_path):
@@ -161,13 +199,18 @@ def test_run_without_the_stage(tmp_path):
         test_cfg=None,
         test_evaluator=None,
     )
-    with pytest.raises(RuntimeError, match=r"train\(\) needs a train loop: give the runner"):
+    with pytest.raises(
+        RuntimeError, match=r"train\(\) needs a train loop, which should not be None: give the"
+    ):
         runner.train()
-    with pytest.raises(RuntimeError, match=r"val\(\) needs a val loop"):
+    with pytest.raises(RuntimeError, match=r"val\(\) needs a val loop, which should not be None"):
         runner.val()
-    with pytest.raises(RuntimeError, match=r"test\(\) needs a test loop"):
+    with pytest.raises(RuntimeError, match=r"test\(\) needs a test loop, which should not be"):
         runner.test()
-    with pytest.raises(RuntimeError, match=r"no train loop: give it train_dataloader"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"no train loop \(it should not be None here\): give it train_dataloader",
+    ):
         _ = runner.train_dataloader
     assert (runner.epoch, runner.iter, runner.max_epochs, runner.max_iters) == (0, 0, 0, 0)
 
@@ -176,19 +219,23 @@ def test_run_without_the_stage(tmp_path):
 
 
 def test_default_hooks_entry_that_is_not_a_dict(tmp_path):
-    with pytest.raises(TypeError, match=r"default_hooks\['logger'\] must be a hook config dict"):
+    with pytest.raises(TypeError, match=r"default_hooks\['logger'\] should be a hook config dict"):
         make(tmp_path, default_hooks=dict(logger=["LoggerHook"]))
-    with pytest.raises(TypeError, match=r"default_hooks must be a dict"):
+    with pytest.raises(TypeError, match=r"default_hooks should be a dict"):
         make(tmp_path, default_hooks=["LoggerHook"])
 
 
 def test_custom_hooks_that_are_not_hooks(tmp_path):
-    with pytest.raises(TypeError, match=r"custom_hooks must be a list"):
+    with pytest.raises(TypeError, match=r"custom_hooks should be a list"):
         make(tmp_path, custom_hooks=dict(type="EMAHook"))
-    with pytest.raises(TypeError, match=r"custom_hooks\[0\] must be a Hook or a config dict"):
+    with pytest.raises(
+        TypeError, match=r"custom_hooks\[0\] should be an instance of Hook or dict \(a HOOKS"
+    ):
         make(tmp_path, custom_hooks=["EMAHook"])
     runner = make(tmp_path)
-    with pytest.raises(TypeError, match=r"hook must be a Hook or a config dict"):
+    with pytest.raises(
+        TypeError, match=r"hook should be an instance of Hook or dict \(a HOOKS config\), got"
+    ):
         runner.register_hook(object())
 
 
@@ -247,14 +294,22 @@ def test_model_without_train_step(tmp_path):
     from torch import nn
 
     runner = make(tmp_path, model=nn.Linear(2, 1))
-    with pytest.raises(TypeError, match=r"the model Linear has no train_step: subclass"):
+    # TypeErrors that are also MMEngine's AssertionErrors.
+    with pytest.raises(
+        TypeError,
+        match=r"If you want to train the model, it needs train_step: the model Linear has none; "
+        r"subclass",
+    ) as info:
         runner.train()
-    with pytest.raises(TypeError, match=r"has no val_step"):
+    assert isinstance(info.value, AssertionError)
+    with pytest.raises(
+        AssertionError, match=r"If you want to validate the model, it needs val_step"
+    ):
         runner.val()
 
 
 def test_model_of_the_wrong_type(tmp_path):
-    with pytest.raises(TypeError, match=r"model must be an nn.Module or a config dict, got str"):
+    with pytest.raises(TypeError, match=r"model should be an nn.Module or a config dict, got str"):
         make(tmp_path, model="RunnerToyModel")
 
 
@@ -285,9 +340,13 @@ def test_dataloader_of_length_zero(tmp_path):
 def test_dataloader_config_errors(tmp_path):
     with pytest.raises(KeyError, match=r"dataloader has no 'sampler'"):
         Runner.build_dataloader(dict(dataset=dict(type="RunnerToyDataset"), batch_size=2))
-    with pytest.raises(TypeError, match=r"dataloader must be a DataLoader or a config dict"):
+    with pytest.raises(TypeError, match=r"dataloader should be a DataLoader or a config dict"):
         Runner.build_dataloader([1, 2])
-    with pytest.raises(TypeError, match=r"collate_fn must be a callable or a dict"):
+    with pytest.raises(
+        TypeError,
+        match=r"dataloader.collate_fn should be a dict or callable object: a dict with 'type' \(a "
+        r"function registered in FUNCTIONS, or the function itself\), or the function; got str",
+    ):
         Runner.build_dataloader(
             dict(
                 dataset=dict(type="RunnerToyDataset"),

@@ -138,7 +138,7 @@ def test_writes_are_waited_for_when_the_loop_raises(tmp_path):
 
 
 def test_unknown_strategy_names_the_closest(tmp_path):
-    with pytest.raises(KeyError, match=r"'DDPStrategi' is not in the 'strategy' registry.*"
+    with pytest.raises(KeyError, match=r"DDPStrategi is not in the treadle::strategy registry.*"
                        r"Did you mean 'DDPStrategy'") as error:  # fmt: skip
         flexible(tmp_path, dict(type="DDPStrategi"))
     assert "while building the strategy {'type': 'DDPStrategi'}" in error.value.__notes__
@@ -153,7 +153,7 @@ def test_model_wrapper_cfg_of_an_unknown_type(tmp_path):
     cfg = toy_cfg(tmp_path)
     with pytest.raises(
         KeyError,
-        match=r"model_wrapper_cfg: 'MMDistributedDataParalel' is not in the 'model_wrapper' "
+        match=r"model_wrapper_cfg: MMDistributedDataParalel is not in the treadle::model_wrapper "
         r"registry.*Did you mean 'MMDistributedDataParallel'",
     ):
         Runner(**cfg, cfg=dict(model_wrapper_cfg=dict(type="MMDistributedDataParalel")))

@@ -241,11 +241,13 @@ def test_log_processor_and_message_hub_arguments(tmp_path):
     runner = Runner(**toy_cfg(tmp_path, default_hooks=QUIET, log_processor=processor))
     assert runner.log_processor is processor
     assert runner.build_log_processor(dict(window_size=5)).window_size == 5
-    with pytest.raises(TypeError, match="log_processor must be a LogProcessor or a config dict"):
+    with pytest.raises(TypeError, match="log_processor should be a LogProcessor or a config dict"):
         runner.build_log_processor("LogProcessor")
     hub = runner.build_message_hub(dict(name=f"{runner.experiment_name}_other"))
     assert hub.instance_name.endswith("_other")
-    with pytest.raises(TypeError, match="message_hub must be a dict or None"):
+    with pytest.raises(
+        TypeError, match=r"message_hub should be a dict \(MessageHub's arguments\) or None, got str"
+    ):
         runner.build_message_hub("hub")
 
 

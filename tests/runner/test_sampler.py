@@ -4,8 +4,8 @@ state_dict at every position (the multi-process behaviour is in test_sampler_gro
 from __future__ import annotations
 
 import itertools
-import random
 
+import numpy as np
 import pytest
 import torch
 from torch.utils.data import DataLoader
@@ -33,12 +33,13 @@ def test_default_sampler_without_shuffle():
     assert list(DefaultSampler(range(5), shuffle=False, seed=0)) == [0, 1, 2, 3, 4]
 
 
-def test_seed_none_is_drawn_from_python_random():
-    random.seed(5)
+def test_seed_none_is_drawn_from_numpy_random():
+    # treadle.dist.sync_random_seed draws from NumPy's global stream, as MMEngine's does.
+    np.random.seed(5)
     first = DefaultSampler(range(50)).seed
-    random.seed(5)
+    np.random.seed(5)
     assert DefaultSampler(range(50)).seed == first
-    random.seed(5)
+    np.random.seed(5)
     assert InfiniteSampler(range(50)).seed == first
     assert isinstance(first, int) and 0 <= first < 2**31
 

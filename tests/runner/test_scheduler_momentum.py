@@ -87,8 +87,8 @@ def test_optimizer_without_momentum_is_refused():
     optimizer = torch.optim.Adagrad([param()], lr=0.1)
     with pytest.raises(
         ValueError,
-        match=r"StepMomentum: the optimizer Adagrad has neither "
-        r"'momentum' nor 'betas'",
+        match=r"StepMomentum: optimizer must support momentum when using momentum scheduler, "
+        r"but Adagrad has neither 'momentum' nor 'betas' in its defaults",
     ):
         StepMomentum(optimizer, step_size=1)
 

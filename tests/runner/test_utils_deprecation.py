@@ -39,8 +39,38 @@ def test_deprecated_function_warns_once_through_the_current_logger(log_records):
         "Please use `load_weights` instead."
     ]
     assert load_params.__name__ == "load_params"
-    assert load_params.__doc__.startswith(".. deprecated:: 0.2.0\n")
-    assert "Load parameters.\n\nArgs:\n    path: where they are." in load_params.__doc__
+    # MMEngine's layout, which code reads: the note, then the text indented under it.
+    assert load_params.__doc__ == (
+        ".. deprecated:: 0.2.0\n"
+        "    Deprecated and will be removed in version 0.3.0.\n"
+        "    Please use `load_weights` instead.\n"
+        "\n\n"
+        "    Load parameters.\n"
+        "\n"
+        "    Args:\n"
+        "        path: where they are.\n"
+    )
+
+
+def test_deprecated_function_docstring_of_several_summary_lines():
+    @deprecated_function("0.2.0", "0.3.0", "do y")
+    def old():
+        """A summary that goes
+        on a second line.
+
+        Returns:
+            nothing.
+        """
+
+    assert old.__doc__.endswith(
+        "\n\n\n    A summary that goes\n    on a second line.\n\n    Returns:\n        nothing.\n"
+    )
+
+    @deprecated_function("0.2.0", "0.3.0", "do y")
+    def short():
+        """Short summary."""
+
+    assert short.__doc__.endswith("    Please do y.\n\n\n    Short summary.")
 
 
 def test_deprecated_function_without_docstring():
@@ -52,6 +82,7 @@ def test_deprecated_function_without_docstring():
         ".. deprecated:: 1.0\n"
         "    Deprecated and will be removed in version 2.0.\n"
         "    Please use x.\n"
+        "\n\n"
     )
 
 
@@ -86,4 +117,7 @@ def test_deprecated_api_warning_refuses_both_names():
     with pytest.raises(
         TypeError, match="`func` got both 'old' \\(deprecated\\) and its replacement 'new'"
     ):
+        func(old=1, new=2)
+    # Also the AssertionError MMEngine raises there.
+    with pytest.raises(AssertionError, match="pass only 'new'"):
         func(old=1, new=2)

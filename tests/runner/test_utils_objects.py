@@ -44,6 +44,9 @@ def test_is_method_overridden_with_classes_and_instances():
 def test_is_method_overridden_errors():
     with pytest.raises(TypeError, match="base_class must be a class, got an instance of Base"):
         is_method_overridden("run", Base(), Overrides)
+    # Also the AssertionError MMEngine raises there, the derived class an instance or not.
+    with pytest.raises(AssertionError, match="got an instance of Base"):
+        is_method_overridden("run", Base(), Overrides())
     with pytest.raises(AttributeError, match="Base has no method 'walk'"):
         is_method_overridden("walk", Base, Overrides)
 

@@ -140,6 +140,11 @@ def test_track_progress_refuses_odd_tasks(tasks, message):
         track_progress(abs, tasks, file=io.StringIO())
 
 
+def test_a_bad_tasks_tuple_is_also_mmengine_assertion_error():
+    with pytest.raises(AssertionError, match="a tuple `tasks` must be"):
+        track_progress(abs, (1, 2, 3), file=io.StringIO())
+
+
 def test_track_iter_progress_yields_each_task():
     output = io.StringIO()
     assert list(track_iter_progress([1, 2, 3], file=output)) == [1, 2, 3]

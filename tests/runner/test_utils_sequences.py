@@ -87,6 +87,8 @@ def test_slice_list_errors_name_the_lengths():
         slice_list([1, 2, 3], [2, 2])
     with pytest.raises(ValueError, match="a list of length 3 does not cut into pieces of length 2"):
         slice_list([1, 2, 3], 2)
+    with pytest.raises(AssertionError, match="pieces of length 2"):  # MMEngine's type too
+        slice_list([1, 2, 3], 2)
     with pytest.raises(ValueError, match="pieces of length 0"):
         slice_list([1, 2], 0)
     with pytest.raises(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 # They register CheckpointLoader's schemes, and Pretrained's loading functions in FUNCTIONS.
 from . import model_zoos, registered, schemes  # noqa: F401
-from .errors import UnknownModelError, UnsafeCheckpointError
+from .errors import MissingPrefixError, UnknownModelError, UnsafeCheckpointError
 from .io import save_checkpoint
 from .latest import find_latest_checkpoint
 from .loader import CheckpointLoader, _load_checkpoint
@@ -29,6 +29,7 @@ from .model_zoos import (
 )
 from .remote_integrity import CorruptCheckpointError
 from .schemes import (
+    load_from_ceph,
     load_from_fileio,
     load_from_http,
     load_from_local,
@@ -40,6 +41,7 @@ from .state import get_state_dict, load_state_dict, tensors_to_cpu, weights_to_c
 __all__ = [
     "CheckpointLoader",
     "CorruptCheckpointError",
+    "MissingPrefixError",
     "UnknownModelError",
     "UnsafeCheckpointError",
     "_load_checkpoint",
@@ -52,6 +54,7 @@ __all__ = [
     "get_state_dict",
     "get_torchvision_models",
     "load_checkpoint",
+    "load_from_ceph",
     "load_from_fileio",
     "load_from_http",
     "load_from_local",

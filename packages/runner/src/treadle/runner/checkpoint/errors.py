@@ -39,3 +39,15 @@ class UnknownModelError(KeyError):
     """
 
     __str__ = BaseException.__str__
+
+
+class MissingPrefixError(ValueError, AssertionError):
+    """A prefix (a submodule's name) under which a checkpoint holds no weights: a ValueError,
+    and the AssertionError MMEngine raises for it.
+
+    Example:
+        >>> try:
+        ...     _load_checkpoint_with_prefix('backbone', 'head_only.pth')
+        ... except AssertionError as err:
+        ...     print(err)  # names the checkpoint's top-level names
+    """

@@ -13,7 +13,9 @@ from .formats import checkpoint_bytes, format_for_name, write_checkpoint_file
 from .remote_integrity import forget_verified_copies, put_with_digest
 
 
-def _backend_args(file_client_args: dict | None, backend_args: dict | None) -> dict | None:
+def merge_client_args(file_client_args: dict | None, backend_args: dict | None) -> dict | None:
+    """MMEngine's deprecated ``file_client_args``: warned about, refused beside ``backend_args``,
+    else taken as the backend arguments (the checkpoint functions and CheckpointHook share it)."""
     if file_client_args is None:
         return backend_args
     print_log(
@@ -47,7 +49,7 @@ def save_checkpoint(
         ...                 'work_dirs/epoch_3.pth')
         >>> save_checkpoint({'state_dict': model.state_dict()}, 'memory://run/model.safetensors')
     """
-    backend_args = _backend_args(file_client_args, backend_args)
+    backend_args = merge_client_args(file_client_args, backend_args)
     filename = os.fspath(filename)
     if filename.startswith("pavi://"):
         raise NotImplementedError(

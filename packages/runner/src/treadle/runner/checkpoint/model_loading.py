@@ -10,6 +10,7 @@ from typing import Any
 
 from torch import nn
 
+from .errors import MissingPrefixError
 from .loader import _load_checkpoint
 from .state import load_state_dict
 
@@ -85,7 +86,7 @@ def _load_checkpoint_with_prefix(
     selected = {k[len(prefix) :]: v for k, v in state_dict.items() if k.startswith(prefix)}
     if not selected:
         heads = sorted({key.split(".", 1)[0] for key in state_dict})
-        raise ValueError(
+        raise MissingPrefixError(
             f"{prefix[:-1]!r} is not in the pretrained model {filename}: its keys start with "
             f"{', '.join(repr(h) for h in heads[:10])}"
         )

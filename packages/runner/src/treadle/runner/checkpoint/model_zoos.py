@@ -1,18 +1,15 @@
 """Checkpoints by model name: ``torchvision://``, and MMEngine's ``open-mmlab://``,
 ``openmmlab://``, ``mmcls://`` and ``pavi://``.
 
-MMEngine ships JSON lists of OpenMMLab model URLs; treadle ships none (they would have to be
-copied or fetched). ``open-mmlab://NAME`` and ``mmcls://NAME`` are looked up in JSON files the
-user writes into the treadle home directory (``$TREADLE_HOME``, else
-``$XDG_CACHE_HOME/treadle``, else ``~/.cache/treadle``): ``open_mmlab.json``, ``mmcls.json``
-and ``deprecated.json``, each ``{"name": "https://..." or "relative/path.pth"}``.
+The OpenMMLab names come from the lists treadle ships (MMEngine 0.10.7's) and the user's own,
+see :mod:`.openmmlab_models`; their checkpoints are downloaded into torch.hub's cache once.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
+import warnings
 from collections import OrderedDict
 from typing import Any
 
@@ -22,57 +19,27 @@ from treadle.registry.suggestions import close_matches
 from .errors import UnknownModelError
 from .formats import read_checkpoint_file
 from .loader import CheckpointLoader
+from .openmmlab_models import (
+    get_deprecated_model_names,
+    get_external_models,
+    get_mmcls_models,
+    mirrored,
+    treadle_home,
+    user_list_path,
+)
 from .schemes import load_from_http
 
-ENV_TREADLE_HOME = "TREADLE_HOME"
-ENV_XDG_CACHE_HOME = "XDG_CACHE_HOME"
-DEFAULT_CACHE_DIR = "~/.cache"
 
-
-def _get_treadle_home() -> str:
-    home = os.getenv(ENV_TREADLE_HOME) or os.path.join(
-        os.getenv(ENV_XDG_CACHE_HOME) or DEFAULT_CACHE_DIR, "treadle"
-    )
-    home = os.path.expanduser(home)
-    os.makedirs(home, exist_ok=True)
-    return home
-
-
-def _read_model_list(name: str) -> dict[str, str]:
-    path = os.path.join(_get_treadle_home(), name)
-    if not os.path.isfile(path):
-        return {}
-    with open(path, encoding="utf-8") as file:
-        urls = json.load(file)
-    if not isinstance(urls, dict):
-        raise ValueError(f"{path} must hold a JSON object {{name: url}}, got {type(urls).__name__}")
-    return urls
-
-
-def get_external_models() -> dict[str, str]:
-    """The ``open-mmlab://`` names: ``open_mmlab.json`` in the treadle home directory."""
-    return _read_model_list("open_mmlab.json")
-
-
-def get_mmcls_models() -> dict[str, str]:
-    """The ``mmcls://`` names: ``mmcls.json`` in the treadle home directory."""
-    return _read_model_list("mmcls.json")
-
-
-def get_deprecated_model_names() -> dict[str, str]:
-    """Renamed ``open-mmlab://`` names (old: new): ``deprecated.json`` in the home directory."""
-    return _read_model_list("deprecated.json")
-
-
-def _unknown_model(scheme: str, name: str, known: dict, list_file: str | None) -> UnknownModelError:
+def _unknown_model(scheme: str, name: str, known: dict, kind: str | None) -> UnknownModelError:
     close = close_matches(name, known)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    if list_file is None:
+    if kind is None:
         return UnknownModelError(f"{scheme}{name} is not a known model.{hint}")
-    path = os.path.join(_get_treadle_home(), list_file)
+    path = user_list_path(kind)
     return UnknownModelError(
-        f"{scheme}{name} is not a known model.{hint} treadle ships no OpenMMLab model list: "
-        f'add {{"{name}": "https://..."}} to {path}, or load the checkpoint by its https:// URL'
+        f"{scheme}{name} is not a known model.{hint} It is in neither MMEngine 0.10.7's list "
+        f'that treadle ships nor {path}: add {{"{name}": "https://..."}} to {path}, or load the '
+        "checkpoint by its https:// URL"
     )
 
 
@@ -122,24 +89,24 @@ def load_from_torchvision(
 
 @CheckpointLoader.register_scheme(prefixes=("open-mmlab://", "openmmlab://"))
 def load_from_openmmlab(filename: str, map_location: Any = None, weights_only: bool = True) -> Any:
-    """Load an OpenMMLab model by the name the user's ``open_mmlab.json`` gives it."""
+    """Load an OpenMMLab model by name (``open-mmlab://resnet50_v1c``): MMEngine 0.10.7's list
+    or the user's ``open_mmlab.json``; a renamed name warns and loads the new one."""
     scheme, _, name = filename.partition("://")
     scheme += "://"
     deprecated = get_deprecated_model_names()
     if name in deprecated:
-        print_log(
-            f"{scheme}{name} is deprecated in favor of {scheme}{deprecated[name]}",
-            logger="current",
-            level=logging.WARNING,
-        )
+        message = f"{scheme}{name} is deprecated in favor of {scheme}{deprecated[name]}"
+        # MMEngine's DeprecationWarning, and a line in the log, where users look.
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        print_log(message, logger="current", level=logging.WARNING)
         name = deprecated[name]
     urls = get_external_models()
     if name not in urls:
-        raise _unknown_model(scheme, name, urls, "open_mmlab.json")
+        raise _unknown_model(scheme, name, urls, "openmmlab")
     url = urls[name]
     if url.startswith(("http://", "https://")):
-        return load_from_http(url, map_location=map_location, weights_only=weights_only)
-    path = os.path.join(_get_treadle_home(), url)
+        return load_from_http(mirrored(url), map_location=map_location, weights_only=weights_only)
+    path = os.path.join(treadle_home(), url)
     if not os.path.isfile(path):
         raise FileNotFoundError(
             2, f"No such file or directory ({scheme}{name} in open_mmlab.json)", path
@@ -160,12 +127,15 @@ def _process_mmcls_checkpoint(checkpoint: dict) -> dict:
 
 @CheckpointLoader.register_scheme(prefixes="mmcls://")
 def load_from_mmcls(filename: str, map_location: Any = None, weights_only: bool = True) -> Any:
-    """Load the backbone of an mmcls classifier by the name the user's ``mmcls.json`` gives."""
+    """Load the backbone of an mmcls classifier by name (``mmcls://resnet50``): MMEngine
+    0.10.7's list or the user's ``mmcls.json``."""
     name = filename[len("mmcls://") :]
     urls = get_mmcls_models()
     if name not in urls:
-        raise _unknown_model("mmcls://", name, urls, "mmcls.json")
-    checkpoint = load_from_http(urls[name], map_location=map_location, weights_only=weights_only)
+        raise _unknown_model("mmcls://", name, urls, "mmcls")
+    checkpoint = load_from_http(
+        mirrored(urls[name]), map_location=map_location, weights_only=weights_only
+    )
     return _process_mmcls_checkpoint(checkpoint)
 
 

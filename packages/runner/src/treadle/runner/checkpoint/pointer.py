@@ -40,9 +40,24 @@ def _inside(folder: str, checkpoint: str) -> str | None:
     return os.path.relpath(checkpoint, folder)
 
 
+class PointerStyle:
+    """How pointers name a checkpoint that lies in their own folder: relative (treadle's
+    default), or by its full path as MMEngine does (``full_path = True``; treadle.compat sets it
+    while installed, since toolbox scripts read ``last_checkpoint`` and open what it names).
+
+    Example:
+        >>> PointerStyle.full_path = True
+        >>> pointer_text('/w', '/w/epoch_3.pth')
+        '/w/epoch_3.pth'
+        >>> PointerStyle.full_path = False
+    """
+
+    full_path = False
+
+
 def pointer_text(folder: str, checkpoint: str) -> str:
     """What the pointer in ``folder`` says to name ``checkpoint``: relative inside ``folder``,
-    the full path or URL elsewhere.
+    the full path or URL elsewhere (and everywhere with ``PointerStyle.full_path``).
 
     Example:
         >>> pointer_text('work_dirs/toy', 'work_dirs/toy/epoch_3.pth')
@@ -51,6 +66,8 @@ def pointer_text(folder: str, checkpoint: str) -> str:
         's3://bucket/toy/epoch_3.pth'
     """
     folder, checkpoint = os.fspath(folder), os.fspath(checkpoint)
+    if PointerStyle.full_path:
+        return checkpoint
     relative = _inside(folder, checkpoint)
     return checkpoint if relative is None else relative
 

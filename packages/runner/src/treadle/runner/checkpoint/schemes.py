@@ -76,16 +76,33 @@ def load_from_fileio(
 
 
 @CheckpointLoader.register_scheme(prefixes=r"(\S+\:)?s3://")
-def load_from_s3(
+def load_from_ceph(
     filename: str,
     map_location: Any = None,
+    backend: str | None = "petrel",
     weights_only: bool = True,
     backend_args: dict | None = None,
 ) -> Any:
-    """Load a checkpoint from S3 (``s3://bucket/key``, or ``cluster:s3://...``) through
-    treadle.fileio's S3 backend, configured by ``backend_args`` (endpoint, credentials) or
-    else by the environment."""
+    """Load a checkpoint from S3 storage (``s3://bucket/key``, or ``cluster:s3://...``): Ceph's
+    S3 gateway, AWS, MinIO... MMEngine's name for this scheme, also ``load_from_s3``.
+
+    treadle reads it through treadle.fileio's S3 backend (boto3), configured by
+    ``backend_args`` (endpoint, credentials) or else by the environment. ``backend`` is
+    MMEngine's argument: its default ``'petrel'`` (SenseTime's client, which treadle does not
+    have, for the same ``s3://`` paths), ``'s3'`` and None all mean that S3 backend; another
+    name picks that treadle.fileio backend.
+
+    Example:
+        >>> checkpoint = load_from_ceph(  # doctest: +SKIP
+        ...     's3://bucket/epoch_3.pth', backend_args=dict(endpoint_url='http://ceph:7480'))
+    """
+    if backend not in (None, "petrel", "s3"):
+        backend_args = {**(backend_args or {}), "backend": backend}
     return load_from_fileio(filename, map_location, weights_only, backend_args)
+
+
+#: treadle's name for :func:`load_from_ceph`, which reads any S3 storage.
+load_from_s3 = load_from_ceph
 
 
 @CheckpointLoader.register_scheme(prefixes=("http://", "https://"))

@@ -123,10 +123,12 @@ def run_test(args: argparse.Namespace) -> int:
 
 
 def run_plot(args: argparse.Namespace) -> int:
-    """Draw the curves of a work dir's scalars.json as a PNG (treadle.visual's plot)."""
+    """Draw the curves of a work dir's scalars.json as a PNG (treadle.visual's plot): a
+    resumed run with the runs it resumed from, unless ``--single-run``."""
     from treadle.visual.plot import plot_file  # matplotlib loads only for this command
 
-    result = plot_file(args.work_dir, keys=args.keys, out=args.out)
-    print(f"read {result.scalars.path} ({result.scalars.reason})")
+    single_run = getattr(args, "single_run", False)
+    result = plot_file(args.work_dir, keys=args.keys, out=args.out, single_run=single_run)
+    print(result.read_summary())
     print(f"wrote {result.out}: {result.panel_summary()}")
     return 0

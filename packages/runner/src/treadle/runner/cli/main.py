@@ -4,7 +4,7 @@ Commands:
     train CONFIG [--check] [--work-dir D] [--resume [CKPT]] [--amp] [--auto-scale-lr]
                  [--cfg-options k=v ...] [--launcher none|pytorch|slurm|mpi]
     test CONFIG CHECKPOINT [--work-dir D] [--out FILE.pkl] [--cfg-options k=v ...]
-    plot WORK_DIR [--keys loss,accuracy/top1] [--out curves.png]
+    plot WORK_DIR [--keys loss,accuracy/top1] [--out curves.png] [--single-run]
     checkpoint consolidate SHARDED_DIR OUT.(pth|safetensors) [--weights-only]
 """
 
@@ -134,13 +134,19 @@ def build_parser() -> argparse.ArgumentParser:
         "plot",
         help="draw the loss and metric curves of a work dir as a PNG",
         description="Draw the scalars of a work dir's newest vis_data/scalars.json as a PNG, "
-        "one panel per key (treadle.visual's plot).",
+        "one panel per key (treadle.visual's plot). A resumed run is drawn with the runs it "
+        "resumed from, as one history on the iteration axis.",
     )
     plot.add_argument("work_dir", metavar="WORK_DIR", help="a work dir or a scalars.json file")
     plot.add_argument(
         "--keys", type=_key_list, help="comma-separated keys to draw (default: every measured key)"
     )
     plot.add_argument("--out", help="the PNG to write (default: curves.png beside scalars.json)")
+    plot.add_argument(
+        "--single-run",
+        action="store_true",
+        help="draw the newest run alone, not with the runs it resumed from",
+    )
     plot.set_defaults(run=commands.run_plot)
     add_checkpoint_command(subcommands)
     add_port_command(subcommands)
@@ -156,7 +162,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         startup_gc.pause()
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except ConfigError as error:  # a bad --cfg-options value (DictAction raises, as MMEngine's)
+            parser.error(str(error))
         try:
             return args.run(args)
         except USER_ERRORS as error:

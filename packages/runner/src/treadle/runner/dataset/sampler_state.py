@@ -19,6 +19,13 @@ def check_sampler_state(
     name = type(sampler).__name__
     if not isinstance(state, Mapping):
         raise TypeError(f"{name}.load_state_dict needs a dict, got {type(state).__name__}")
+    if "global_batch_size" in state and "global_batch_size" not in expected:
+        raise ValueError(
+            f"cannot resume {name} from a state saved by an elastic run (its position counts "
+            f"global batches of {state['global_batch_size']} samples over all processes, not "
+            f"one rank's samples): resume it with the same "
+            f"elastic=dict(global_batch_size={state['global_batch_size']})"
+        )
     missing = [key for key in (*expected, "seed", "position") if key not in state]
     if missing:
         raise KeyError(

@@ -31,8 +31,8 @@ class DumpResults(BaseMetric):
     ) -> None:
         if not str(out_file_path).endswith(PICKLE_SUFFIXES):
             raise ValueError(
-                f"DumpResults writes a pickle file: out_file_path must end in "
-                f"{' or '.join(PICKLE_SUFFIXES)}, got {out_file_path!r}"
+                f"The output file must be a pkl file. DumpResults writes a pickle file: "
+                f"out_file_path must end in {' or '.join(PICKLE_SUFFIXES)}, got {out_file_path!r}"
             )
         super().__init__(collect_device=collect_device, collect_dir=collect_dir)
         self.out_file_path = str(out_file_path)

@@ -8,6 +8,7 @@ from typing import Any
 from treadle.runner.registry import EVALUATOR, METRICS
 from treadle.runner.structures import BaseDataElement
 
+from .errors import EvaluatorArgumentError
 from .metric import BaseMetric
 
 
@@ -62,9 +63,9 @@ class Evaluator:
             for name, value in metric.evaluate(size).items():
                 if name in merged:
                     raise ValueError(
-                        f"Two metrics returned {name!r}: {owners[name]} and "
-                        f"{type(metric).__name__}; give them different prefixes "
-                        f"(e.g. dict(type=..., prefix='val_a'))"
+                        f"There are multiple evaluation results with the same metric name "
+                        f"{name!r}, from {owners[name]} and {type(metric).__name__}; give them "
+                        f"different prefixes (e.g. dict(type=..., prefix='val_a'))"
                     )
                 merged[name] = value
                 owners[name] = type(metric).__name__
@@ -80,9 +81,10 @@ class Evaluator:
             >>> evaluator.offline_evaluate(load('work_dirs/preds.pkl'), chunk_size=128)
         """
         if data is not None and len(data) != len(data_samples):
-            raise ValueError(
-                f"offline_evaluate needs one data item per data sample: got "
-                f"{len(data_samples)} data_samples and {len(data)} data"
+            raise EvaluatorArgumentError(
+                f"data_samples and data should have the same length: offline_evaluate needs one "
+                f"data item per data sample, got {len(data_samples)} data_samples and "
+                f"{len(data)} data"
             )
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")

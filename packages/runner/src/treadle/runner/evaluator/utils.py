@@ -19,16 +19,18 @@ def get_metric_value(indicator: str, metrics: dict[str, Any]) -> Any:
         if indicator in metrics:
             return metrics[indicator]
         raise ValueError(
-            f"The indicator {indicator!r} matches no metric: the metrics are {sorted(metrics)}"
+            f"The indicator {indicator!r} can not match any metric: the metrics are "
+            f"{sorted(metrics)}"
         )
     matches = [key for key in metrics if key.split("/")[-1] == indicator]
     if len(matches) == 1:
         return metrics[matches[0]]
     if not matches:
         raise ValueError(
-            f"The indicator {indicator!r} matches no metric: the metrics are {sorted(metrics)}"
+            f"The indicator {indicator!r} can not match any metric: the metrics are "
+            f"{sorted(metrics)}"
         )
     raise ValueError(
-        f"The indicator {indicator!r} matches several metrics ({sorted(matches)}): write the "
+        f"The indicator {indicator!r} matches multiple metrics ({sorted(matches)}): write the "
         f"full name with its prefix"
     )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-import logging
 import os
 from collections import deque
 from collections.abc import Sequence
@@ -12,11 +12,18 @@ from typing import Any, ClassVar
 
 from treadle import fileio
 from treadle.dist import is_main_process
-from treadle.logging import print_log
 
+from ..checkpoint.io import merge_client_args
 from ..checkpoint.pointer import write_pointer
 from ..checkpoint.store_paths import same_location
 from ..registry import HOOKS
+from .checkpoint_args import (
+    check_best_with_state,
+    key_names,
+    names_list,
+    rules_list,
+    save_best_names,
+)
 from .checkpoint_async import (
     SaveInFlight,
     after_write,
@@ -41,37 +48,9 @@ STALE = "stale_ckpt_ids"
 OUT_DIR_NOTE = ".checkpoint_out_dir"
 
 
-def _as_names(value: Any, argument: str) -> list[str] | None:
-    """``value`` (None, a str or a sequence of str) as a list without duplicates."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return [value]
-    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise TypeError(
-            f"CheckpointHook: {argument} must be a str, a list of str or None, got {value!r}"
-        )
-    if len(set(value)) != len(value):
-        raise ValueError(f"CheckpointHook: {argument} names a key twice: {list(value)}")
-    return list(value)
-
-
 def _number(value: Any) -> Any:
     """A tensor's or NumPy scalar's value as a Python number; anything else as it is."""
     return value.item() if hasattr(value, "item") else value
-
-
-def _check_best_with_state(value: Any, save_best: list[str] | None) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"CheckpointHook: best_with_state must be a bool, got {value!r}")
-    if value and save_best is None:
-        raise ValueError(
-            "CheckpointHook: best_with_state=True keeps the optimizer, scheduler and loop state "
-            "in the best checkpoint, but save_best is not set, so no best checkpoint is saved: "
-            "name the metric with save_best (e.g. save_best='accuracy/top1'), or drop "
-            "best_with_state"
-        )
-    return value
 
 
 def _folder(path: str) -> str:
@@ -86,18 +65,6 @@ def _same_folder(path: str, folder: str) -> bool:
         return _folder(path) == folder.rstrip("/")
     # Absolute: a run resumed with work_dir written another way is still the same folder.
     return _folder(path) == os.path.abspath(folder)
-
-
-def _deprecated_client_args(file_client_args: dict | None, backend_args: dict | None) -> None:
-    if file_client_args is None:
-        return
-    print_log(
-        '"file_client_args" will be deprecated in future. Please use "backend_args" instead',
-        logger="current",
-        level=logging.WARNING,
-    )
-    if backend_args is not None:
-        raise ValueError('"file_client_args" and "backend_args" cannot be set at the same time.')
 
 
 @HOOKS.register_module()
@@ -184,7 +151,7 @@ class CheckpointHook(Hook):
             raise TypeError(f"CheckpointHook: interval must be an int, got {interval!r}")
         if save_begin < 0:
             raise ValueError(f"CheckpointHook: save_begin must be >= 0, got {save_begin}")
-        _deprecated_client_args(file_client_args, backend_args)
+        merge_client_args(file_client_args, backend_args)
         self.interval = interval
         self.by_epoch = by_epoch
         self.save_optimizer = save_optimizer
@@ -214,25 +181,20 @@ class CheckpointHook(Hook):
             )
         self.filename_tmpl = filename_tmpl
 
-        self.greater_keys = self._keys(greater_keys, self._default_greater_keys, "greater_keys")
-        self.less_keys = self._keys(less_keys, self._default_less_keys, "less_keys")
-        self.save_best = _as_names(save_best, "save_best")
+        self.greater_keys = key_names(greater_keys, self._default_greater_keys, "greater_keys")
+        self.less_keys = key_names(less_keys, self._default_less_keys, "less_keys")
+        self.save_best = save_best_names(save_best)
         if self.save_best is not None:
-            if "auto" in self.save_best and len(self.save_best) > 1:
-                raise ValueError(
-                    "CheckpointHook: save_best='auto' (the evaluator's first metric) cannot be "
-                    f"combined with other keys, got {self.save_best}"
-                )
-            rules = self._rules_list(rule)
+            rules = rules_list(rule, self.save_best)
             self.is_better_than: dict[str, Any] = {}
             self._init_rule(rules, self.save_best)
             if len(self.key_indicators) == 1:
                 self.best_ckpt_path: str | None = None
             else:
                 self.best_ckpt_path_dict: dict[str, str | None] = {}
-        self.best_with_state = _check_best_with_state(best_with_state, self.save_best)
+        self.best_with_state = check_best_with_state(best_with_state, self.save_best)
 
-        self.published_keys = _as_names(published_keys, "published_keys")
+        self.published_keys = names_list(published_keys, "published_keys")
         self.last_ckpt: str | None = None
         self.keep_ckpt_ids: deque = deque()
         # The asynchronous save whose write may still be going on (see .checkpoint_async).
@@ -244,31 +206,6 @@ class CheckpointHook(Hook):
         self._saved_since_resume = False
 
     # --- arguments ---
-
-    @staticmethod
-    def _keys(keys: Any, default: list[str], argument: str) -> list[str]:
-        if keys is None:
-            return list(default)
-        if isinstance(keys, str):
-            return [keys]
-        if not isinstance(keys, (list, tuple)) or not all(isinstance(k, str) for k in keys):
-            raise TypeError(f"CheckpointHook: {argument} must be a str or a list of str")
-        return list(keys)
-
-    def _rules_list(self, rule: Any) -> list[str | None]:
-        if rule is None or isinstance(rule, str):
-            return [rule]
-        if not isinstance(rule, (list, tuple)) or not all(isinstance(r, str) for r in rule):
-            raise TypeError(
-                f"CheckpointHook: rule must be a str, a list of str or None, got {rule!r}"
-            )
-        save_best = self.save_best or []
-        if len(rule) not in (1, len(save_best)):
-            raise ValueError(
-                f"CheckpointHook: rule must name one rule or one per save_best key "
-                f"({len(save_best)}: {save_best}), got {len(rule)}: {list(rule)}"
-            )
-        return list(rule)
 
     def _init_rule(self, rules: Sequence[str | None], key_indicators: Sequence[str]) -> None:
         """Set ``rules``, ``key_indicators`` and ``is_better_than`` for ``key_indicators``."""
@@ -291,14 +228,23 @@ class CheckpointHook(Hook):
         work_dir = os.fspath(runner.work_dir)
         backend_args = self.file_client_args or self.backend_args
         root = work_dir if self._out_root is None else self._out_root
-        self.file_backend = fileio.get_file_backend(
+        # The backend this hook writes through; `file_backend` is the one it shows (MMEngine's
+        # FileClient where file_client_args is given).
+        self._store = fileio.get_file_backend(
             root, backend_args=backend_args, enable_singleton=True
         )
         self.out_dir = root
         if root != work_dir:
             # Several runs share one out_dir: each gets a folder named after its work_dir.
             basename = os.path.basename(work_dir.rstrip(os.sep))
-            self.out_dir = self.file_backend.join_path(root, basename)
+            self.out_dir = self._store.join_path(root, basename)
+        self._file_client = None
+        self.file_backend = self._store
+        if self.file_client_args is not None:
+            # A backend that FileClient does not know (backend='local') raises: treadle.fileio's
+            # backends took it above, so the hook works where MMEngine's fails.
+            with contextlib.suppress(ValueError):
+                self.file_backend = self.file_client
         runner.logger.info(f"Checkpoints will be saved to {self.out_dir}.")
         if self.async_save:
             prepare_async_save(runner)
@@ -342,16 +288,45 @@ class CheckpointHook(Hook):
             for step in surplus + stale:
                 self._remove_step(step)
 
+    @property
+    def file_client(self) -> Any:
+        """MMEngine's deprecated ``FileClient`` for ``out_dir`` (from ``file_client_args`` when
+        given), made on first use, after ``before_train``. The hook never uses it (it writes
+        through a backend of treadle.fileio), so a run that never asks for it gets no
+        deprecation warning; with ``file_client_args``, ``file_backend`` is this client, as in
+        MMEngine.
+
+        Example:
+            >>> hook = CheckpointHook(file_client_args=dict(backend='disk'))
+            >>> hook.before_train(runner)  # doctest: +SKIP
+            >>> hook.file_client is hook.file_backend  # doctest: +SKIP
+            True
+        """
+        client = self.__dict__.get("_file_client")
+        if client is None:
+            if self.out_dir is None:
+                raise AttributeError(
+                    "CheckpointHook.file_client is made in before_train, from out_dir; it has "
+                    "not run yet"
+                )
+            client = fileio.FileClient.infer_client(self.file_client_args, self.out_dir)
+            self._file_client = client
+        return client
+
+    @file_client.setter
+    def file_client(self, client: Any) -> None:
+        self._file_client = client
+
     def _point_at_resumed(self, runner: Any) -> None:
         # The pointer may still name an older file (a kill between a checkpoint and the
         # pointer): it moves to the checkpoint this run resumed from before any is deleted.
         resumed = runner.message_hub.runtime_info.get("last_ckpt")
-        if resumed and is_main_process() and self.file_backend.exists(resumed):
+        if resumed and is_main_process() and self._store.exists(resumed):
             self.last_ckpt = resumed
             self._write_pointers(runner)
 
     def _path(self, filename: str) -> str:
-        return self.file_backend.join_path(self.out_dir, filename)
+        return self._store.join_path(self.out_dir, filename)
 
     def _remove_step(self, step: int) -> None:
         path = self._removable(step)
@@ -374,7 +349,7 @@ class CheckpointHook(Hook):
 
     def _remove_path(self, path: str) -> None:
         try:
-            remove_checkpoint(path, self.file_backend)
+            remove_checkpoint(path, self._store)
         except OSError as exc:  # a file too many is no reason to stop training
             removal_failed(path, exc)
 
@@ -555,7 +530,7 @@ class CheckpointHook(Hook):
         work_dir = os.fspath(runner.work_dir)
         write_pointer(work_dir, self.last_ckpt)
         if self.out_dir != work_dir:
-            write_pointer(self.out_dir, self.last_ckpt, backend=self.file_backend)
+            write_pointer(self.out_dir, self.last_ckpt, backend=self._store)
 
     # --- best checkpoints ---
 
@@ -681,7 +656,7 @@ class CheckpointHook(Hook):
             )
             return
         try:
-            if remove_checkpoint(previous, self.file_backend):
+            if remove_checkpoint(previous, self._store):
                 runner.logger.info(f"The previous best checkpoint {previous} is removed")
         except OSError as exc:  # a file too many is no reason to stop training
             removal_failed(previous, exc)
@@ -726,7 +701,7 @@ class CheckpointHook(Hook):
                 paths.extend(self.best_ckpt_path_dict.values())
         for path in paths:
             if path is not None:
-                publish_checkpoint(str(path), self.published_keys, self.file_backend)
+                publish_checkpoint(str(path), self.published_keys, self._store)
 
     # --- the saves still to come (part ETA: the train ETA counts them) ---
 

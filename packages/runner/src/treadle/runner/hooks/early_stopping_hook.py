@@ -7,6 +7,7 @@ import warnings
 from typing import Any, ClassVar
 
 from ..registry import HOOKS
+from .errors import RunnerStateTypeError
 from .hook import Hook
 
 # Metric names whose bigger values are better, and smaller, for guessing the rule (matched
@@ -54,7 +55,9 @@ class EarlyStoppingHook(Hook):
         min_delta: the smallest change that counts as an improvement.
         strict: raise when ``monitor`` is missing from the results (otherwise warn and skip).
         check_finite: stop when the metric is NaN or infinite.
-        patience: validations without improvement before stopping.
+        patience: validations without improvement before stopping; 0 stops at the first
+            validation that does not improve (as 1 does), the setting to use with
+            ``stopping_threshold`` when only the threshold should stop training.
         stopping_threshold: stop as soon as the metric is better than this.
 
     The best score and the count of validations without improvement are saved in checkpoints
@@ -85,8 +88,13 @@ class EarlyStoppingHook(Hook):
             rule = infer_rule(monitor)
         elif rule not in _RULES:
             raise ValueError(f"EarlyStoppingHook: rule must be 'greater' or 'less', got {rule!r}")
-        if patience < 1:
-            raise ValueError(f"EarlyStoppingHook: patience must be at least 1, got {patience}")
+        if patience < 0:
+            # MMEngine takes it and stops at the first validation without improvement.
+            warnings.warn(
+                f"EarlyStoppingHook: patience={patience} is negative; it stops training at the "
+                "first validation without improvement, as patience=0 does",
+                stacklevel=2,
+            )
         self.monitor = monitor
         self.rule = rule
         # Stored with the sign of the rule, so "better by min_delta" is one comparison.
@@ -100,30 +108,35 @@ class EarlyStoppingHook(Hook):
         # runner.val()/test() call before_run without before_train: nothing to stop there.
         self._outside_training = False
 
-    def _check_stop_condition(self, current_score: float) -> tuple[bool, str]:
-        """Update the state with ``current_score``; return (stop?, why)."""
+    def _check_stop_condition(self, value: Any) -> tuple[bool, str]:
+        """Update the state with the metric ``value``; return (stop?, why).
+
+        ``best_score`` keeps the value as the evaluator gave it (a tensor stays a tensor, as
+        in MMEngine); the comparisons use its float.
+        """
         better = _RULES[self.rule]
+        current_score = float(value)
+        best = float(self.best_score)
         if self.check_finite and not math.isfinite(current_score):
             return True, (
                 f"Early stopping: the monitored metric {self.monitor} = {current_score} is not "
-                f"finite. The best value was {self.best_score:.3f}."
+                f"finite. The best value was {best:.3f}."
             )
         if self.stopping_threshold is not None and better(current_score, self.stopping_threshold):
-            self.best_score = current_score
+            self.best_score = value
             return True, (
                 f"Early stopping: the stopping threshold is reached: {self.monitor} = "
                 f"{current_score} is {self.rule} than {self.stopping_threshold}."
             )
-        if better(self.best_score + self.min_delta, current_score):
+        if better(best + self.min_delta, current_score):
             self.wait_count += 1
             if self.wait_count >= self.patience:
                 return True, (
                     f"Early stopping: the monitored metric {self.monitor} did not improve in the "
-                    f"last {self.wait_count} validations; the best value was "
-                    f"{self.best_score:.3f}."
+                    f"last {self.wait_count} validations; the best value was {best:.3f}."
                 )
             return False, ""
-        self.best_score = current_score
+        self.best_score = value
         self.wait_count = 0
         return False, ""
 
@@ -131,7 +144,7 @@ class EarlyStoppingHook(Hook):
         self._outside_training = True
         loop = getattr(runner, "train_loop", None)
         if loop is not None and not isinstance(loop, dict) and not hasattr(loop, "stop_training"):
-            raise TypeError(
+            raise RunnerStateTypeError(
                 f"EarlyStoppingHook needs a train loop with a `stop_training` attribute; "
                 f"{type(loop).__name__} has none"
             )
@@ -154,7 +167,7 @@ class EarlyStoppingHook(Hook):
                 raise RuntimeError(message + "; or set strict=False to skip such validations")
             warnings.warn(message + "; skipping early stopping for this validation", stacklevel=2)
             return
-        stop, reason = self._check_stop_condition(float(metrics[self.monitor]))
+        stop, reason = self._check_stop_condition(metrics[self.monitor])
         if stop:
             runner.train_loop.stop_training = True
             runner.logger.info(reason)

@@ -74,6 +74,9 @@ class EMAHook(Hook):
         model = runner.model
         self.src_model = unwrap_model(model)
         self.ema_model = MODELS.build(self.ema_cfg, default_args=dict(model=self.src_model))
+        # Whether the averaged weights were loaded from a checkpoint since the last training
+        # iteration: they are then the average to evaluate and save, whatever its step count.
+        self._loaded = False
 
     def before_train(self, runner: Any) -> None:
         if self.enabled_by_epoch and self.begin_epoch > runner.max_epochs:
@@ -92,7 +95,12 @@ class EMAHook(Hook):
             return runner.epoch + 1 >= self.begin_epoch
         return runner.iter + 1 >= self.begin_iter
 
-    def _never_updated(self) -> bool:
+    def _follows_source(self) -> bool:
+        """Whether the average is still the model itself: never updated, and not loaded from
+        a checkpoint since the last training iteration (a loaded state may hold no step count,
+        or 0, and still be the average to use, as in MMEngine)."""
+        if self.__dict__.get("_loaded", False):
+            return False
         host_steps = getattr(self.ema_model, "_host_steps", None)
         return (int(self.ema_model.steps) if host_steps is None else host_steps) == 0
 
@@ -101,7 +109,7 @@ class EMAHook(Hook):
         """Before averaging starts the average is the model itself. MMEngine copies every
         weight after every iteration to keep it so; here the copy is made only when the
         average is about to be read (evaluation, saving), which gives the same results."""
-        if self._never_updated():
+        if self._follows_source():
             own = self.ema_model.module.state_dict()
             for name, value in self.src_model.state_dict().items():
                 if name in own:
@@ -114,6 +122,9 @@ class EMAHook(Hook):
         data_batch: DATA_BATCH = None,
         outputs: dict | None = None,
     ) -> None:
+        # From here on the average is the model's again until the first update (MMEngine
+        # copies the weights at each iteration before averaging starts).
+        self._loaded = False
         if self._ema_started(runner):
             # An asynchronous save may still be copying the averaged weights (with gradient
             # accumulation no optimizer step waited for it in this iteration).
@@ -164,6 +175,7 @@ class EMAHook(Hook):
         # The runner calls this before loading `state_dict` into the model, so swapping here
         # makes the model get the trained weights back.
         resuming = bool(getattr(runner, "_resume", False))
+        self._loaded = True
         if "ema_state_dict" in checkpoint and resuming:
             self._swap_ema_state_dict(checkpoint)
             self.ema_model.load_state_dict(checkpoint["ema_state_dict"], strict=self.strict_load)

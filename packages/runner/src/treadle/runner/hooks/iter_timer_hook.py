@@ -140,8 +140,13 @@ class IterTimerHook(Hook):
     def _after_epoch(self, runner: Any, mode: str = "train") -> None:
         self.time_sec_test_val = 0.0
         if mode in PASS_TIME_KEYS:
-            took = time.perf_counter() - self._pass_started
-            runner.message_hub.update_info(PASS_TIME_KEYS[mode], took, resumed=False)
+            now = time.perf_counter()
+            runner.message_hub.update_info(
+                PASS_TIME_KEYS[mode], now - self._pass_started, resumed=False
+            )
+            # The clock is read once per hook call, as MMEngine's is (tests patch it with a
+            # counter): what follows is timed from here, not from the pass's last iteration.
+            self._last = now
 
     # -- iterations ----------------------------------------------------------------------------
 

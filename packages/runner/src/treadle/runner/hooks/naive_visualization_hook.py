@@ -4,6 +4,7 @@ visualizer."""
 from __future__ import annotations
 
 import os.path as osp
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -14,18 +15,51 @@ from ..registry import HOOKS
 from .hook import DATA_BATCH, Hook
 
 
+class InputImageError(ValueError, AssertionError):
+    """An input that is not an image tensor, where MMEngine's ``tensor2imgs`` asserts.
+
+    Example:
+        >>> isinstance(InputImageError('an input image must be CHW or NCHW'), AssertionError)
+        True
+    """
+
+
 def tensor_to_image(tensor: torch.Tensor, img_norm_cfg: dict | None = None) -> np.ndarray:
-    """A CHW image tensor (normalized with ``img_norm_cfg``'s ``mean``/``std``, BGR when
-    ``to_rgb`` was set) back to an HWC uint8 array.
+    """A CHW image tensor (normalized with ``img_norm_cfg``'s ``mean``/``std``) back to an HWC
+    uint8 array, with a 3-channel image's first and last channels swapped unless
+    ``img_norm_cfg`` says ``to_bgr=False``, as MMEngine's ``tensor2imgs`` does (its
+    ``to_bgr`` defaults to True: an RGB input is handed on as BGR). mmcv's ``to_rgb`` key is
+    read the same way when ``to_bgr`` is absent; a grey image is never swapped.
+
+    An NCHW tensor (what a per-sample dict holds in MMEngine's own tests) gives its first
+    image, as MMEngine's hook does; with more than one image it also warns that the others
+    are not drawn.
 
     Example:
         >>> tensor_to_image(torch.zeros(3, 2, 4), dict(mean=[128] * 3, std=[1] * 3)).shape
         (2, 4, 3)
+        >>> tensor_to_image(torch.zeros(1, 3, 2, 4)).shape
+        (2, 4, 3)
+        >>> red = torch.zeros(3, 1, 1)
+        >>> red[0] = 255
+        >>> tensor_to_image(red)[0, 0].tolist()  # as BGR, by default
+        [0, 0, 255]
+        >>> tensor_to_image(red, dict(to_bgr=False))[0, 0].tolist()
+        [255, 0, 0]
     """
+    if tensor.dim() == 4:
+        if len(tensor) > 1:
+            warnings.warn(
+                f"NaiveVisualizationHook: an input holds {len(tensor)} images (NCHW shape "
+                f"{tuple(tensor.shape)}); only the first is drawn, as in MMEngine",
+                UserWarning,
+                stacklevel=3,
+            )
+        tensor = tensor[0]
     if tensor.dim() != 3:
-        raise ValueError(
-            f"NaiveVisualizationHook: an input image must be a CHW tensor, "
-            f"got shape {tuple(tensor.shape)}"
+        raise InputImageError(
+            f"NaiveVisualizationHook: an input image must be a CHW tensor (or NCHW, of which "
+            f"the first image is drawn), got shape {tuple(tensor.shape)}"
         )
     image = tensor.detach().float().cpu().permute(1, 2, 0).numpy()
     cfg = img_norm_cfg or {}
@@ -33,7 +67,8 @@ def tensor_to_image(tensor: torch.Tensor, img_norm_cfg: dict | None = None) -> n
     std = np.asarray(cfg.get("std", [1.0] * channels), dtype=np.float32)
     mean = np.asarray(cfg.get("mean", [0.0] * channels), dtype=np.float32)
     image = image * std + mean
-    if cfg.get("to_rgb", False) and channels == 3:
+    # MMEngine's tensor2imgs swaps unless told to_bgr=False; mmcv's configs say to_rgb.
+    if cfg.get("to_bgr", cfg.get("to_rgb", True)) and channels == 3:
         image = image[..., ::-1]
     return np.ascontiguousarray(np.clip(image, 0, 255).astype(np.uint8))
 

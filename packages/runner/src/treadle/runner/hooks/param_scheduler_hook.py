@@ -6,32 +6,47 @@ import weakref
 from typing import Any
 
 from ..registry import HOOKS
+from .errors import RunnerStateTypeError
 from .hook import DATA_BATCH, Hook
 
+_SHAPE = (
+    "runner.param_schedulers should be list of ParamScheduler or a dict containing list of "
+    "ParamScheduler (one list per optimizer)"
+)
 
-def _scheduler_lists(runner: Any) -> list[list[Any]]:
-    """``runner.param_schedulers`` as lists of schedulers (one per optimizer when a dict)."""
+
+def _scheduler_lists(runner: Any, built_only: bool = False) -> list[list[Any]]:
+    """``runner.param_schedulers`` as lists of schedulers (one per optimizer when a dict).
+
+    ``built_only`` leaves out the lists that are not built schedulers yet (configs, outside
+    training), where MMEngine's validation step skips them.
+    """
     schedulers = runner.param_schedulers
     if schedulers is None:
         return []
     if isinstance(schedulers, list):
-        return [schedulers]
-    if isinstance(schedulers, dict) and all(isinstance(v, list) for v in schedulers.values()):
-        return list(schedulers.values())
-    raise TypeError(
-        f"ParamSchedulerHook: runner.param_schedulers must be a list of parameter schedulers "
-        f"or a dict of such lists (one per optimizer), got {type(schedulers).__name__}: "
-        f"{schedulers!r}"
-    )
+        groups = [schedulers]
+    elif isinstance(schedulers, dict):
+        groups = list(schedulers.values())
+    else:
+        raise TypeError(
+            f"ParamSchedulerHook: {_SHAPE}, got {type(schedulers).__name__}: {schedulers!r}"
+        )
+    if built_only:
+        return [group for group in groups if isinstance(group, list) and _built(group)]
+    for group in groups:
+        if not isinstance(group, list):
+            # MMEngine asserts here.
+            raise RunnerStateTypeError(
+                f"ParamSchedulerHook: {_SHAPE}, got a dict holding {type(group).__name__}: "
+                f"{group!r}"
+            )
+    return groups
 
 
-def _schedulers_built(runner: Any) -> bool:
-    schedulers = runner.param_schedulers
-    if isinstance(schedulers, dict):
-        schedulers = [s for group in schedulers.values() if isinstance(group, list) for s in group]
-    if not isinstance(schedulers, list):
-        return False
-    return all(hasattr(scheduler, "step") for scheduler in schedulers)
+def _built(group: list[Any]) -> bool:
+    # Outside training (runner.val()) the runner's schedulers are still configs.
+    return all(hasattr(scheduler, "step") for scheduler in group)
 
 
 def _skip_counters(runner: Any) -> dict[int, Any]:
@@ -40,8 +55,9 @@ def _skip_counters(runner: Any) -> dict[int, Any]:
     optim_wrapper = getattr(runner, "optim_wrapper", None)
     if optim_wrapper is None:
         return {}
-    values = getattr(optim_wrapper, "values", None)
-    wrappers = list(values()) if callable(values) else [optim_wrapper]
+    # Looked up on the class: a Mock runner's wrapper makes up any attribute it is asked for.
+    several = callable(getattr(type(optim_wrapper), "values", None))
+    wrappers = list(optim_wrapper.values()) if several else [optim_wrapper]
     counters: dict[int, Any] = {}
     for wrapper in wrappers:
         if isinstance(getattr(wrapper, "skipped_steps", None), int):
@@ -94,10 +110,11 @@ class ParamSchedulerHook(Hook):
         schedulers = runner.param_schedulers
         # Rebuilt when the runner's schedulers object is replaced (a resume builds new ones).
         if self._iter_schedulers is None or self._source is not schedulers:
+            groups = _scheduler_lists(runner)
             counters = {} if self.step_on_skipped else _skip_counters(runner)
             self._iter_schedulers = [
                 (s, counters.get(id(getattr(s, "optimizer", None))))
-                for group in _scheduler_lists(runner)
+                for group in groups
                 for s in group
                 if not s.by_epoch
             ]
@@ -147,10 +164,9 @@ class ParamSchedulerHook(Hook):
                     scheduler.step()
 
     def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
-        if metrics is None or not _schedulers_built(runner):
-            # runner.val() outside training: the schedulers are still configs, nothing to step.
+        if metrics is None:
             return
-        for group in _scheduler_lists(runner):
+        for group in _scheduler_lists(runner, built_only=True):
             for scheduler in group:
                 if scheduler.by_epoch and getattr(scheduler, "need_val_args", False):
                     scheduler.step(metrics)

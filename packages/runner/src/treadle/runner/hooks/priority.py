@@ -47,6 +47,6 @@ def get_priority(priority: int | str | Priority) -> int:
                 f"unknown hook priority {priority!r}; the levels are {names}"
             ) from None
     raise TypeError(
-        f"a hook priority must be an int, a level name or a Priority, "
-        f"got {type(priority).__name__}: {priority!r}"
+        f"a hook priority must be an integer or Priority enum value (or a level name such as "
+        f"'NORMAL'), got {type(priority).__name__}: {priority!r}"
     )

@@ -189,19 +189,23 @@ class ProfilerHook(Hook):
             return
         self.profiler.step()
         if not self.by_epoch and runner.iter + 1 >= self.profile_times:
-            self._finish(runner)
+            self._export_chrome_trace(runner)
 
     def after_train_epoch(self, runner: Any) -> None:
         if not self._closed and self.profiler is not None:
-            self._finish(runner)
+            self._export_chrome_trace(runner)
 
     def after_run(self, runner: Any) -> None:
         # A run that ended before the profiled span did (early stopping, test only) still
         # closes the profiler and writes what it recorded.
         if not self._closed and self.profiler is not None:
-            self._finish(runner)
+            self._export_chrome_trace(runner)
 
-    def _finish(self, runner: Any) -> None:
+    def _export_chrome_trace(self, runner: Any) -> None:
+        """Stop profiling and write what was recorded: the Chrome trace to
+        ``json_trace_path`` (when set), and the ``on_trace_ready`` output as the profiler
+        closes. Called once, when the profiled span ends (MMEngine's name: subclasses and
+        tests call it)."""
         self._closed = True
         runner.logger.info("ProfilerHook: writing the profile (this may take a while)")
         self.profiler.__exit__(None, None, None)

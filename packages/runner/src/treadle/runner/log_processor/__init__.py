@@ -6,6 +6,13 @@ importing this package, so ``log_processor=dict(window_size=50)`` in a config bu
 
 from __future__ import annotations
 
+from .errors import CustomCfgError, CustomCfgTypeError, MeanPatternError, WindowSizeError
 from .log_processor import LogProcessor
 
-__all__ = ["LogProcessor"]
+__all__ = [
+    "CustomCfgError",
+    "CustomCfgTypeError",
+    "LogProcessor",
+    "MeanPatternError",
+    "WindowSizeError",
+]

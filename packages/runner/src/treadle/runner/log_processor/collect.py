@@ -44,13 +44,14 @@ def collect_scalars(
     window_size: int,
     mean_pattern: re.Pattern[str],
     statistics: list[Statistic],
-    epoch_length: int,
-    global_length: int,
+    epoch_length: int | None = None,
+    global_length: int | None = None,
     keep_prefix: bool = False,
 ) -> dict[str, Any]:
     """``{name: number}`` for the scalars of ``mode``: a mean over ``window_size`` for names
     matching ``mean_pattern`` (losses, times), the latest value for the others, then the
-    ``custom_cfg`` statistics (which replace or add names)."""
+    ``custom_cfg`` statistics (which replace or add names). ``epoch_length`` and
+    ``global_length`` are what the statistics' ``'epoch'`` and ``'global'`` windows mean."""
     buffers = of_mode(scalars, mode, keep_prefix)
     tag: dict[str, Any] = {}
     for key, buffer in buffers.items():
@@ -59,13 +60,21 @@ def collect_scalars(
         name = strip_mode(key, mode)
         tag[key] = buffer.mean(window_size) if mean_pattern.search(name) else buffer.current()
     for statistic in statistics:
+        # Resolved first: a window that is no window fails at every line, as MMEngine's.
+        kwargs = statistic.kwargs(epoch_length, global_length)
         source = f"{mode}/{statistic.data_src}" if keep_prefix else statistic.data_src
         buffer = buffers.get(source)
         if buffer is None:
             # A custom entry may name a scalar of one mode only (a train loss): fine elsewhere.
             continue
-        name = f"{mode}/{statistic.log_name}" if keep_prefix else statistic.log_name
-        kwargs = statistic.kwargs(epoch_length, global_length)
+        name = f"{mode}/{statistic.log_name}" if keep_prefix else f"{statistic.log_name}"
+        if statistic.method_name is None:
+            raise TypeError(
+                f"LogProcessor {statistic.origin} (data_src={statistic.data_src!r}) has no "
+                f"method_name, so it names no statistic (MMEngine: statistics() missing 1 "
+                f"required positional argument: 'method_name'); add method_name='mean' or "
+                f"'max', 'min', 'current'"
+            )
         try:
             tag[name] = buffer.statistics(statistic.method_name, **kwargs)
         except (KeyError, TypeError, ValueError) as error:

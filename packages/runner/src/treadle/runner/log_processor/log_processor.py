@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 from treadle.runner.registry import LOG_PROCESSORS
 
-from .collect import collect_non_scalars, collect_scalars, strip_mode
-from .custom_cfg import Statistic, parse_custom_cfg
+from . import runner_view
+from .collect import collect_scalars, strip_mode
+from .custom_cfg import Statistic, parse_custom_cfg, warn_suspicious, window_below_one
+from .errors import MeanPatternError
 from .line_format import (
     epoch_header,
     format_eta,
@@ -15,13 +18,8 @@ from .line_format import (
     format_pass_time,
     iter_header,
 )
-from .runner_view import (
-    MODES,
-    dataloader_length,
-    has_train_loop,
-    log_epoch,
-    max_memory_mib,
-)
+from .mmengine_steps import MMEngineSteps, epoch_timing_cfg, own_steps, replaced
+from .runner_view import MODES, has_train_loop, max_memory_mib
 
 # A pattern no name matches.
 _NEVER = re.compile(r"(?!)")
@@ -34,14 +32,26 @@ DEFAULT_MEAN_PATTERN = r".*(loss|time|data_time|grad_norm).*"
 TIMING_KEYS = ("time", "data_time")
 
 
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"LogProcessor {name} must be an int, got {type(value).__name__}: {value!r}"
+def _warn_arguments(window_size: Any, num_digits: Any) -> None:
+    """Warn of a ``window_size`` or ``num_digits`` MMEngine builds with but that is suspicious
+    (stacklevel: where the LogProcessor is built)."""
+    notes = []
+    if isinstance(window_size, bool):
+        notes.append(f"window_size={window_size} is read as the int {int(window_size)}")
+    elif isinstance(window_size, int) and window_size < 1:
+        notes.append(window_below_one(window_size))
+    elif window_size is not None and not isinstance(window_size, int):
+        notes.append(
+            f"window_size={window_size!r} is not an int: every line that averages a loss or a "
+            f"time will fail with MMEngine's error (The type of window size should be int)"
         )
-    if value < 1:
-        raise ValueError(f"LogProcessor {name} must be at least 1, got {value}")
-    return value
+    if isinstance(num_digits, bool) or not isinstance(num_digits, int) or num_digits < 0:
+        notes.append(
+            f"num_digits={num_digits!r} is not an int >= 0: every log line will fail with a "
+            f"ValueError, as in MMEngine (a format precision is a number of digits)"
+        )
+    for note in notes:
+        warnings.warn(f"LogProcessor {note}", UserWarning, stacklevel=3)
 
 
 def _check_mode(method: str, mode: Any, allowed: tuple[str, ...]) -> None:
@@ -50,7 +60,7 @@ def _check_mode(method: str, mode: Any, allowed: tuple[str, ...]) -> None:
 
 
 @LOG_PROCESSORS.register_module()
-class LogProcessor:
+class LogProcessor(MMEngineSteps):
     """Formats what hooks left in ``runner.message_hub`` into a log line and a tag dict.
 
     The LoggerHook calls it at its logging interval: losses and times are averaged over the last
@@ -77,6 +87,11 @@ class LogProcessor:
     ``data_time`` (MMEngine's keys), a val or test tag ``val/time``, ``val/data_time``,
     ``test/time``, ``test/data_time``, so curves plotted from ``scalars.json`` stay apart.
 
+    The line is built from MMEngine's steps (``_get_cur_loop``, ``_get_iter``, ``_get_epoch``,
+    ``_collect_scalars``, ``_collect_non_scalars``, ``_parse_windows_size``,
+    ``_get_max_memory``...; see ``mmengine_steps.py``): a subclass that overrides one of them
+    changes the line as it would MMEngine's.
+
     Example:
         >>> processor = LogProcessor(
         ...     window_size=50,
@@ -98,20 +113,43 @@ class LogProcessor:
         log_with_hierarchy: bool = False,
         mean_pattern: str = DEFAULT_MEAN_PATTERN,
     ) -> None:
-        self.window_size = _positive_int("window_size", window_size)
+        # What MMEngine builds with, treadle builds with (a window of 0 or below, a num_digits
+        # that fails when formatting...), warning of what is suspicious.
+        _warn_arguments(window_size, num_digits)
+        self.window_size = window_size
         self.by_epoch = bool(by_epoch)
-        self._statistics = parse_custom_cfg(custom_cfg, self.by_epoch)
-        self.custom_cfg = list(custom_cfg) if custom_cfg else []
-        if isinstance(num_digits, bool) or not isinstance(num_digits, int) or num_digits < 0:
-            raise ValueError(f"LogProcessor num_digits must be an int >= 0, got {num_digits!r}")
+        self.custom_cfg = custom_cfg  # checked here, when built
         self.num_digits = num_digits
         self.log_with_hierarchy = bool(log_with_hierarchy)
         try:
             self.mean_pattern = re.compile(mean_pattern)
         except (re.error, TypeError) as error:
-            raise ValueError(
+            raise MeanPatternError(
                 f"LogProcessor mean_pattern {mean_pattern!r} is not a regular expression: {error}"
             ) from None
+
+    @property
+    def custom_cfg(self) -> list[dict]:
+        """The ``custom_cfg`` entries; assigning a new list checks it, as building does."""
+        return self._custom_cfg
+
+    @custom_cfg.setter
+    def custom_cfg(self, custom_cfg: list[dict] | None) -> None:
+        self._statistics = parse_custom_cfg(custom_cfg, getattr(self, "by_epoch", True))
+        self._custom_cfg = list(custom_cfg) if custom_cfg else []
+        # Where the processor was built (or custom_cfg assigned): two frames up from here.
+        warn_suspicious(self._statistics, stacklevel=3)
+
+    @property
+    def _mean_window(self) -> Any:
+        """``window_size`` as the buffers' means take it: 0 (the whole history, MMEngine's
+        ``[-0:]``) as None and a bool as its int, of which the processor warned when built."""
+        window = self.window_size
+        if type(window) is int and window > 0:
+            return window
+        if isinstance(window, int) and not window:
+            return None
+        return int(window) if isinstance(window, bool) else window
 
     # -- after an iteration -------------------------------------------------------------------
 
@@ -125,12 +163,8 @@ class LogProcessor:
         _check_mode("get_log_after_iter", mode, MODES)
         hub = runner.message_hub
         trained = has_train_loop(runner)
-        log_tag = self._scalars(runner, mode, batch_idx + 1, keep_prefix=False)
-        tag = (
-            self._scalars(runner, mode, batch_idx + 1, keep_prefix=True)
-            if self.log_with_hierarchy
-            else dict(log_tag)
-        )
+        own = own_steps(self)
+        log_tag, tag = self._iter_scalars(runner, batch_idx, mode, own)
         if mode == "train" and trained:
             # fp16 loss scaling only: the scale, and the steps it skipped since the last line.
             from treadle.runner.optim.optimizer.amp_overflow import loss_scale_items
@@ -150,10 +184,7 @@ class LogProcessor:
                 lr_parts.append(f"{name}: {value:.{self.num_digits}e}")
 
         line = self._iter_header(runner, batch_idx, mode, tag, trained)
-        if not trained:
-            tag["iter"] = 0
-        else:
-            tag["iter"] = runner.iter + 1
+        tag["iter"] = runner.iter + 1 if trained else 0
         line += " ".join(lr_parts) + "  "
 
         # The timer's values, with the eta it computed, have a fixed place in the line.
@@ -164,39 +195,68 @@ class LogProcessor:
                 f"data_time: {log_tag.pop('data_time'):.{self.num_digits}f}  "
             )
 
-        memory = max_memory_mib(runner)
+        memory = self._line_memory(runner, own)
         if memory is not None:
             line += f"memory: {memory}  "
             tag["memory"] = memory
 
-        # Validation and test lines stop here: their other scalars are the previous epoch's
-        # metrics, not this iteration's (MMEngine shows none of them either).
         if mode == "train":
             line += format_items(log_tag, self.num_digits)
+        elif mode == "val":
+            # A val line's other scalars are the previous epoch's metrics, not this iteration's:
+            # MMEngine shows only names that start with 'val/loss'; test lines show none.
+            # treadle's own validation loss is left out: its history holds the earlier passes'
+            # values only (the epoch line shows this pass's).
+            losses = {k: v for k, v in log_tag.items() if k.startswith("val/loss")}
+            if losses:
+                own_losses = runner_view.eval_loss_names(runner, mode)
+                losses = {k: v for k, v in losses.items() if k not in own_losses}
+            if losses:
+                line += format_items(losses, self.num_digits)
         return self._separate_timings(tag, mode), line
+
+    def _iter_scalars(self, runner: Any, batch_idx: int, mode: str, own: bool) -> tuple[dict, dict]:
+        """``(log_tag, tag)``: the scalars without their mode for the line, and the tag's
+        (with the mode when ``log_with_hierarchy``)."""
+        if own or not self._collect_replaced():
+            log_tag = self._scalars(runner, mode, batch_idx + 1, keep_prefix=False)
+            if not self.log_with_hierarchy:
+                return log_tag, dict(log_tag)
+            return log_tag, self._scalars(runner, mode, batch_idx + 1, keep_prefix=True)
+        parsed = self._parse_windows_size(runner, batch_idx, self.custom_cfg)
+        log_tag = self._collect_step(parsed, runner, mode, None, self.mean_pattern)
+        if not self.log_with_hierarchy:
+            return log_tag, dict(log_tag)
+        return log_tag, self._collect_step(parsed, runner, mode, True, self.mean_pattern)
 
     def _iter_header(self, runner: Any, batch_idx: int, mode: str, tag: dict, trained: bool) -> str:
         if not self.by_epoch:
             if mode == "train":
                 # Iteration-based training counts iterations of the whole run.
-                return iter_header(
-                    mode, by_epoch=False, current=runner.iter + 1, total=runner.max_iters
-                )
-            total = dataloader_length(runner, mode)
+                current = self._get_iter(runner, batch_idx)
+                return iter_header(mode, by_epoch=False, current=current, total=runner.max_iters)
+            total = self._get_dataloader_size(runner, mode)
             return iter_header(mode, by_epoch=False, current=batch_idx + 1, total=total)
-        total = dataloader_length(runner, mode)
+        total = self._get_dataloader_size(runner, mode)
+        current = self._get_iter(runner, batch_idx)
         if mode == "test":
-            return iter_header(mode, by_epoch=True, current=batch_idx + 1, total=total)
-        epoch = log_epoch(runner, mode)
+            return iter_header(mode, by_epoch=True, current=current, total=total)
+        epoch = self._get_epoch(runner, mode)
         tag["epoch"] = epoch
         return iter_header(
             mode,
             by_epoch=True,
-            current=batch_idx + 1,
+            current=current,
             total=total,
             epoch=epoch,
             max_epochs=runner.max_epochs if trained else None,
         )
+
+    def _line_memory(self, runner: Any, own: bool) -> int | None:
+        if not own and replaced(self, "_get_max_memory"):
+            # Asked only where MMEngine's line asks it: with an accelerator in use.
+            return self._get_max_memory(runner) if runner_view.counts_memory() else None
+        return max_memory_mib(runner)
 
     # -- after a val or test epoch ------------------------------------------------------------
 
@@ -215,31 +275,13 @@ class LogProcessor:
         IterTimerHook measured it).
         """
         _check_mode("get_log_after_epoch", mode, ("val", "test"))
-        total = dataloader_length(runner, mode)
-        epoch = log_epoch(runner, mode) if self.by_epoch and mode == "val" else None
+        total = self._get_dataloader_size(runner, mode)
+        epoch = self._get_epoch(runner, mode) if self.by_epoch and mode == "val" else None
         line = epoch_header(mode, by_epoch=self.by_epoch, total=total, epoch=epoch)
 
-        # Times are averaged over the whole epoch unless custom_cfg says otherwise.
-        covered = {strip_mode(s.data_src, mode) for s in self._statistics}
-        epoch_means = [
-            Statistic(key, key, "mean", "epoch", origin="epoch timing")
-            for key in ("time", "data_time")
-            if key not in covered
-        ]
         epoch_length = total if total is not None else batch_idx + 1
-        # Each pass's own results: a metric named like a loss ('val/loss') is the latest value,
-        # not a mean over the last window_size passes (MMEngine averages it).
-        scalars = self._scalars(
-            runner,
-            mode,
-            epoch_length,
-            self.log_with_hierarchy,
-            self._statistics + epoch_means,
-            mean_pattern=_NEVER,
-        )
-        non_scalars = collect_non_scalars(
-            runner.message_hub.runtime_info, mode, self.log_with_hierarchy
-        )
+        scalars = self._epoch_scalars(runner, mode, epoch_length)
+        non_scalars = self._collect_non_scalars(runner, mode)
         timing_names = {*TIMING_KEYS, *(f"{mode}/{key}" for key in TIMING_KEYS)}
         metrics = {k: v for k, v in scalars.items() if k not in timing_names}
         timings = {k: v for k, v in scalars.items() if k in timing_names}
@@ -254,7 +296,55 @@ class LogProcessor:
         tag.update(timings)
         return self._separate_timings(tag, mode), line
 
+    def _epoch_scalars(self, runner: Any, mode: str, epoch_length: int) -> dict[str, Any]:
+        """The epoch line's scalars: times averaged over the whole epoch unless custom_cfg says
+        otherwise; a metric named like a loss ('val/loss') is each pass's own result, not a
+        mean over the last window_size passes (MMEngine averages it)."""
+        if not own_steps(self) and self._collect_replaced():
+            cfg = epoch_timing_cfg(self.custom_cfg, mode)
+            # 'epoch' windows are batch_idx + 1 iterations long: exactly this epoch's.
+            parsed = self._parse_windows_size(runner, epoch_length - 1, cfg)
+            # A replaced _collect_scalars that calls MMEngine's averages the names matching
+            # mean_pattern: a metric named like a loss is a mean over passes again.
+            return self._collect_step(parsed, runner, mode, self.log_with_hierarchy, _NEVER)
+        covered = {strip_mode(f"{s.data_src}", mode) for s in self._statistics}
+        epoch_means = [
+            Statistic(key, key, "mean", "epoch", origin="epoch timing")
+            for key in TIMING_KEYS
+            if key not in covered
+        ]
+        return self._scalars(
+            runner,
+            mode,
+            epoch_length,
+            self.log_with_hierarchy,
+            self._statistics + epoch_means,
+            mean_pattern=_NEVER,
+        )
+
     # -- shared -------------------------------------------------------------------------------
+
+    def _collect_replaced(self) -> bool:
+        """Whether the scalars must come through MMEngine's steps (``_parse_windows_size``,
+        then ``_collect_scalars``): one of them is replaced."""
+        return replaced(self, "_collect_scalars") or replaced(self, "_parse_windows_size")
+
+    def _collect_step(
+        self,
+        parsed: list[dict],
+        runner: Any,
+        mode: str,
+        reserve_prefix: bool | None,
+        mean_pattern: re.Pattern[str],
+    ) -> dict[str, Any]:
+        """One ``_collect_scalars`` call of MMEngine's line, with its arguments (``None``: the
+        three-argument call); treadle's collection when only ``_parse_windows_size`` is
+        replaced."""
+        if replaced(self, "_collect_scalars"):
+            if reserve_prefix is None:
+                return dict(self._collect_scalars(parsed, runner, mode))
+            return dict(self._collect_scalars(parsed, runner, mode, reserve_prefix))
+        return self._collect_resolved(parsed, runner, mode, bool(reserve_prefix), mean_pattern)
 
     def _scalars(
         self,
@@ -265,14 +355,19 @@ class LogProcessor:
         statistics: list[Statistic] | None = None,
         mean_pattern: re.Pattern[str] | None = None,
     ) -> dict[str, Any]:
+        # treadle's own path: the entries checked when built, their windows resolved here.
+        statistics = self._statistics if statistics is None else statistics
+        # runner.iter is read only for a 'global' window, as MMEngine's line reads it: asking
+        # it builds the train loop in a run that only validates or tests.
+        needs_iter = any(statistic.window_size == "global" for statistic in statistics)
         return collect_scalars(
             runner.message_hub.log_scalars,
             mode,
-            window_size=self.window_size,
+            window_size=self._mean_window,
             mean_pattern=self.mean_pattern if mean_pattern is None else mean_pattern,
-            statistics=self._statistics if statistics is None else statistics,
+            statistics=statistics,
             epoch_length=epoch_length,
-            global_length=runner.iter + 1,
+            global_length=runner.iter + 1 if needs_iter else None,
             keep_prefix=keep_prefix,
         )
 
@@ -282,23 +377,3 @@ class LogProcessor:
         if mode == "train" or self.log_with_hierarchy:
             return tag
         return {(f"{mode}/{k}" if k in TIMING_KEYS else k): v for k, v in tag.items()}
-
-    # -- MMEngine's private helpers, which toolbox code and tests call ------------------------
-
-    def _get_iter(self, runner: Any, batch_idx: int | None = None) -> int:
-        """The 1-based iteration a line shows: ``batch_idx + 1`` by epoch, else the runner's."""
-        if not self.by_epoch:
-            return runner.iter + 1
-        if batch_idx is None:
-            raise TypeError("LogProcessor._get_iter needs batch_idx when by_epoch=True")
-        return batch_idx + 1
-
-    def _get_epoch(self, runner: Any, mode: str) -> int:
-        """The epoch a ``'train'`` or ``'val'`` line shows (0 for validation without training)."""
-        if mode not in ("train", "val"):
-            raise ValueError(f"runner mode should be 'train' or 'val', but got {mode}")
-        return log_epoch(runner, mode)
-
-    def _get_max_memory(self, runner: Any) -> int | None:
-        """Peak accelerator memory in MiB of the model's device (None without an accelerator)."""
-        return max_memory_mib(runner)

@@ -19,9 +19,11 @@ from treadle.runner.dataset import InfiniteSampler
 
 
 def stateful_sampler(dataloader: Any) -> Any | None:
-    """The sampler of ``dataloader`` that can save and load its position, or None."""
+    """The sampler of ``dataloader`` that can save and load its position, or None (an elastic
+    loader's batch sampler, which holds the global position, comes first)."""
     batch_sampler = getattr(dataloader, "batch_sampler", None)
     for sampler in (
+        batch_sampler,
         getattr(batch_sampler, "sampler", None),
         getattr(dataloader, "sampler", None),
     ):
@@ -44,6 +46,9 @@ def _plain_batch_size(dataloader: Any) -> int | None:
 def consumed_samples(dataloader: Any, sampler: Any, start: int, batches: int) -> int:
     """The position of ``sampler`` after ``batches`` batches of a pass that began at sample
     ``start``: what the loop used, not what the DataLoader read ahead."""
+    samples_after = getattr(sampler, "samples_after", None)
+    if samples_after is not None:  # an elastic batch sampler: global batches of fixed size
+        return samples_after(start, batches)
     batch_size = _plain_batch_size(dataloader)
     if batch_size is not None:
         position = start + batches * batch_size

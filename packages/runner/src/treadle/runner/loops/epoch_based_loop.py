@@ -6,6 +6,7 @@ from typing import Any
 
 from treadle.runner.registry import LOOPS
 
+from .device_prefetch import prefetched
 from .train_loop import AFTER_EPOCH, IDLE, TrainLoopBase, _check_int
 
 
@@ -128,6 +129,8 @@ class EpochBasedTrainLoop(TrainLoopBase):
             next(iterator)
         if replay:
             self._replay(iterator, done)
+        # Each batch copied to the device ahead of its step, where that pays (device_prefetch).
+        iterator = prefetched(self, iterator)
         if generators is not None and done:
             self._restore_generators(generators)
         self._batches_in_pass = self._batches_at_open = done

@@ -56,6 +56,8 @@ class _EvalLoop(BaseLoop):
         self._losses = EvalLosses()
         self._loss_mean = EvalLossMean(self._stage)
         self._loss_forward: EvalForward | None = None
+        # The metric names compute_loss reported in the last pass (see loss_metric_names).
+        self._loss_names: frozenset[str] = frozenset()
         self._step = f"{self._stage}_step"
         stage = self._stage
         # The hook names, formatted once.
@@ -117,6 +119,18 @@ class _EvalLoop(BaseLoop):
                 f"metric another prefix"
             )
         metrics.update(means)
+        self._loss_names = frozenset(means)
+
+    @property
+    def loss_metric_names(self) -> frozenset[str]:
+        """The metric names ``compute_loss`` reports (``'val/loss'``, ``'val/<term>'``): those
+        of the last pass and of this pass's batches so far.
+
+        Between passes the message hub's history of these names holds earlier passes' values
+        only, so the LogProcessor leaves them out of the iteration lines of a pass (MMEngine's
+        rule would show their stale mean there); the epoch line shows the pass's own value.
+        """
+        return self._loss_names.union(self._loss_mean.keys())
 
 
 @LOOPS.register_module()

@@ -42,6 +42,11 @@ class EvalLossMean:
         self._sums.clear()
         self._counts.clear()
 
+    def keys(self) -> list[str]:
+        """The keys :meth:`summary` will return for the terms added so far on this rank
+        (``'<stage>/<term>'``)."""
+        return [f"{self.stage}/{name}" for name in self._sums]
+
     def add(self, losses: dict[str, torch.Tensor], count: int) -> None:
         """Add one batch's losses (each the batch mean) for ``count`` samples."""
         for name, value in losses.items():

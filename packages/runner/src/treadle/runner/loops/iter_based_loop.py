@@ -12,6 +12,8 @@ from treadle.logging import print_log
 from treadle.runner.registry import LOOPS
 
 from .data_position import stateful_sampler
+from .dataloader_iterator import LoopBatches
+from .device_prefetch import prefetched
 from .train_loop import TrainLoopBase, _check_int
 
 
@@ -140,6 +142,8 @@ class IterBasedTrainLoop(TrainLoopBase):
             next(self._iterator)
         if replay:
             self._replay(self, replay)
+        # Each batch copied to the device ahead of its step, where that pays (device_prefetch).
+        self._iterator = prefetched(self, self._iterator)
         if generators is not None:
             self._restore_generators(generators)
         runner.model.train()
@@ -187,6 +191,15 @@ class IterBasedTrainLoop(TrainLoopBase):
         progress += -progress % step
         return min(last, progress - 1)
 
+    @property
+    def dataloader_iterator(self) -> LoopBatches:
+        """The train batches without end, read through this loop (MMEngine's attribute, which
+        custom loops read with ``next(self.dataloader_iterator)``)."""
+        batches = self.__dict__.get("_batches")
+        if batches is None:
+            batches = self.__dict__["_batches"] = LoopBatches(self)
+        return batches
+
     def run_iter(self, data_batch: Any) -> None:
         """Train on one batch."""
         self._train_step(self._iter, data_batch, self.runner.optim_wrapper)
@@ -209,7 +222,7 @@ class IterBasedTrainLoop(TrainLoopBase):
             self._set_sampler_epoch(self._data_pass)
             self._pass_start = 0
             self._batches_in_pass = self._batches_at_open = 0
-            self._iterator = self._open_iterator()
+            self._iterator = prefetched(self, self._open_iterator())
             data_batch = next(self._iterator)
         self._batches_in_pass += 1
         return data_batch

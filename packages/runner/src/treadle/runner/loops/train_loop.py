@@ -30,6 +30,7 @@ from ..checkpoint.state import tensors_to_cpu
 from .base_loop import BaseLoop
 from .data_position import batches_to_samples, consumed_samples, stateful_sampler
 from .dynamic_intervals import calc_dynamic_intervals, interval_at
+from .elastic_step import ElasticStep, elastic_plan_of
 from .iter_hooks import TrainIterHooks
 from .nonfinite import LossWatch, SkipNonFiniteOptimWrapper, check_action
 from .nonfinite_rollback import Rollback
@@ -95,8 +96,12 @@ class TrainLoopBase(BaseLoop):
         self._check_not_empty()
         self._share_dataset_meta(runner.visualizer, purpose="visualizer")
         # The random streams of the DataLoader's workers (None without workers): a resume
-        # that reads no trained batch hands them to the new workers.
-        self._worker_streams = WorkerStreams.attach(self.dataloader)
+        # that reads no trained batch hands them to the new workers. An elastic loader seeds
+        # each sample from its key instead (dataset/sample_seeding.py): nothing to record.
+        elastic = elastic_plan_of(self.dataloader) is not None
+        self._worker_streams = None if elastic else WorkerStreams.attach(self.dataloader)
+        # The step of an elastic run (accumulation, losses averaged over ranks), or None.
+        self._elastic_step = ElasticStep.of(runner, self.dataloader)
         self._phase = IDLE
         # Batches taken from the current pass over the data, and the sampler position the
         # pass started at (not 0 when it was resumed).
@@ -178,6 +183,9 @@ class TrainLoopBase(BaseLoop):
     # -- one step -------------------------------------------------------------------------
 
     def _step_optim_wrapper(self) -> Any:
+        """The optimizer wrapper the steps use (called as training starts)."""
+        if self._elastic_step is not None:
+            self._elastic_step.prepare(self.runner.optim_wrapper, self._iter, self._max_iters)
         if not self.skip_nonfinite_loss:
             return self.runner.optim_wrapper
         return SkipNonFiniteOptimWrapper(
@@ -190,7 +198,11 @@ class TrainLoopBase(BaseLoop):
     def _train_step(self, batch_idx: int, data_batch: Any, optim_wrapper: Any) -> None:
         runner = self.runner
         runner.call_hook("before_train_iter", batch_idx=batch_idx, data_batch=data_batch)
-        outputs = runner.model.train_step(data_batch, optim_wrapper=optim_wrapper)
+        elastic = self._elastic_step
+        if elastic is None:
+            outputs = runner.model.train_step(data_batch, optim_wrapper=optim_wrapper)
+        else:
+            outputs = elastic(data_batch, optim_wrapper)
         if not self.skip_nonfinite_loss:
             self._loss_watch.add(
                 outputs, self._iter, self._epoch if self._by_epoch else None, batch_idx
@@ -247,7 +259,11 @@ class TrainLoopBase(BaseLoop):
         # After the hooks: one of a higher priority than RuntimeInfoHook reads the last
         # iteration there, as in MMEngine; train_step reads this one.
         hub.update_info("iter", iteration)
-        outputs = runner.model.train_step(data_batch, optim_wrapper=optim_wrapper)
+        elastic = self._elastic_step
+        if elastic is None:
+            outputs = runner.model.train_step(data_batch, optim_wrapper=optim_wrapper)
+        else:
+            outputs = elastic(data_batch, optim_wrapper)
         steps = self.steps_since_hooks
         steps.append((iteration, batch_idx, fetched, perf_counter(), outputs))
         if called:

@@ -111,7 +111,7 @@ class BaseModel(BaseModule, metaclass=ABCMeta):
             data_preprocessor = MODELS.build(data_preprocessor)
         if not isinstance(data_preprocessor, nn.Module):
             raise TypeError(
-                f"data_preprocessor must be a config dict, an nn.Module or None, got "
+                f"data_preprocessor should be a config dict, an nn.Module or None, got "
                 f"{type(data_preprocessor).__name__}: {data_preprocessor!r}"
             )
         self.data_preprocessor = data_preprocessor

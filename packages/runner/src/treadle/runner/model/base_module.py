@@ -12,27 +12,17 @@ from typing import Any
 from torch import nn
 
 from treadle.logging import print_log
-from treadle.runner.registry import MODEL_WRAPPERS
 
 from .weight_init import PretrainedInit, initialize, update_init_info
 from .weight_init.init_info import dump_init_info, end_init_record, start_init_record
-
-
-def _wrapper_classes() -> tuple[type, ...]:
-    """Every class registered in MODEL_WRAPPERS or a registry below it (downstream scopes)."""
-    found: list[type] = []
-    pending = [MODEL_WRAPPERS]
-    while pending:
-        registry = pending.pop()
-        found.extend(obj for obj in registry.module_dict.values() if isinstance(obj, type))
-        pending.extend(registry.children.values())
-    return tuple(found)
+from .wrapper_check import is_model_wrapper
 
 
 def _initializable(child: nn.Module) -> nn.Module:
     """The module whose ``init_weights`` stands for ``child``: a model wrapper (DDP...) has
     none of its own, so the model it wraps."""
-    if not hasattr(child, "init_weights") and isinstance(child, _wrapper_classes()):
+    # is_model_wrapper is looked up here at each call: tests patch it in this module.
+    if not hasattr(child, "init_weights") and is_model_wrapper(child):
         return child.module
     return child
 
@@ -67,8 +57,10 @@ class BaseModule(nn.Module, metaclass=ABCMeta):
 
     ``init_weights()`` runs the module's ``init_cfg`` (see ``initialize``), then the
     ``init_weights`` of each child that has one and has not run it yet, then any
-    ``Pretrained`` entry of ``init_cfg`` last, so loaded weights win. The outermost call logs,
-    for every parameter, its shape and which initializer set it last.
+    ``Pretrained`` entry of ``init_cfg`` last, so loaded weights win. The outermost call
+    records, for every parameter, which initializer set it last (``_params_init_info``, shared
+    by every submodule while it runs) and hands the record to ``_dump_init_info``, which logs
+    each parameter's shape and initializer.
 
     Args:
         init_cfg: a dict or list of dicts naming initializers of WEIGHT_INITIALIZERS.
@@ -116,10 +108,18 @@ class BaseModule(nn.Module, metaclass=ABCMeta):
         try:
             self._init_once()
             if top_level:
-                dump_init_info(self)
+                self._dump_init_info()
         finally:
             if top_level:
                 end_init_record(self)
+
+    def _dump_init_info(self) -> None:
+        """Log which initializer set each parameter last (MMEngine's name). ``init_weights``
+        calls it at the outermost level while ``self._params_init_info`` holds the record (a
+        dict by parameter, with its ``'init_info'``): a subclass or a test may replace it to
+        read the record. Where the current logger writes a file, the table goes to the file
+        only; only the main process logs it."""
+        dump_init_info(self)
 
     def _init_once(self) -> None:
         name = type(self).__name__

@@ -120,7 +120,9 @@ class BaseTTAModel(BaseModel):
     def forward(
         self, inputs: torch.Tensor, data_samples: list | None = None, mode: str = "tensor"
     ) -> Any:
+        name = type(self).__name__
         raise NotImplementedError(
-            f"{type(self).__name__} predicts through test_step; call the wrapped model "
-            f"(self.module) for forward"
+            f"{name}.forward will not be called in training or testing: {name} predicts "
+            f"through test_step; call the wrapped model (self.module) for forward, or define "
+            f"forward in {name} to use it"
         )

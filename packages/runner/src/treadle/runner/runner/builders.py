@@ -15,14 +15,17 @@ from treadle.dist import broadcast, is_distributed
 from treadle.logging import MessageHub, MMLogger
 from treadle.runner.evaluator import Evaluator
 from treadle.runner.loops import BaseLoop, IterBasedTrainLoop
+from treadle.runner.loops.device_prefetch import check_setting, pin_memory_default
 from treadle.runner.model import unwrap_model
-from treadle.runner.optim import OptimWrapper, check_schedulers_match_loop
+from treadle.runner.optim import OptimWrapper
 from treadle.runner.registry import EVALUATOR, LOG_PROCESSORS, LOOPS, MODELS, STRATEGIES
 from treadle.runner.strategies import BaseStrategy, SingleDeviceStrategy
 from treadle.runner.strategies.single_device import check_model_wrapper_cfg
 
+from .cfg_args import as_cfg, as_cfg_items, is_cfg
 from .dataloader import build_dataloader as _build_dataloader
 from .env import setup_env
+from .errors import RunnerCallOrderError, RunnerTypeError
 from .optim_setup import (
     build_optim_wrapper,
     build_param_schedulers,
@@ -31,6 +34,7 @@ from .optim_setup import (
     schedulers_are_built,
 )
 from .randomness import set_random_seed
+from .scheduler_loop import warn_epoch_schedulers_in_iter_loop
 
 
 class RunnerBuilders:
@@ -83,11 +87,14 @@ class RunnerBuilders:
         """The run's message hub (where hooks leave losses, learning rates, timings)."""
         if message_hub is None:
             message_hub = dict(name=self._experiment_name)
-        elif isinstance(message_hub, Mapping):
+        elif is_cfg(message_hub):
             message_hub = dict(message_hub)
             message_hub.setdefault("name", self._experiment_name)
         else:
-            raise TypeError(f"message_hub must be a dict or None, got {type(message_hub).__name__}")
+            raise TypeError(
+                f"message_hub should be a dict (MessageHub's arguments) or None, got "
+                f"{type(message_hub).__name__}: {message_hub!r}"
+            )
         return MessageHub.get_instance(**message_hub)
 
     def build_visualizer(self, visualizer: Any = None) -> Any:
@@ -103,13 +110,13 @@ class RunnerBuilders:
             )
         if isinstance(visualizer, Visualizer):
             return visualizer
-        if isinstance(visualizer, Mapping):
+        if is_cfg(visualizer):
             visualizer = dict(visualizer)
             visualizer.setdefault("name", self._experiment_name)
             visualizer.setdefault("save_dir", self._log_dir)
             return VISUALIZERS.build(visualizer)
         raise TypeError(
-            f"visualizer must be a Visualizer, a config dict or None, got "
+            f"visualizer should be a Visualizer, a config dict or None, got "
             f"{type(visualizer).__name__}: {visualizer!r}"
         )
 
@@ -117,14 +124,15 @@ class RunnerBuilders:
         """``model`` itself when it is a module, else built from MODELS."""
         if isinstance(model, nn.Module):
             return model
-        if isinstance(model, Mapping):
+        if is_cfg(model):
+            model = as_cfg(model)
             try:
                 return MODELS.build(model)
             except Exception as error:
                 error.add_note(f"while building model: {dict(model)!r}")
                 raise
         raise TypeError(
-            f"model must be an nn.Module or a config dict, got {type(model).__name__}: {model!r}"
+            f"model should be an nn.Module or a config dict, got {type(model).__name__}: {model!r}"
         )
 
     def wrap_model(self, model_wrapper_cfg: dict | None, model: nn.Module) -> nn.Module:
@@ -175,24 +183,33 @@ class RunnerBuilders:
             return
         if schedulers_are_built(self.param_schedulers):
             raise RuntimeError(
-                "scale_lr must run before the parameter schedulers are built: they keep the "
-                "learning rate they start from"
+                "scale_lr should be called before building the parameter schedulers: they keep "
+                "the learning rate they start from"
             )
         if not isinstance(optim_wrapper, OptimWrapper):
-            raise TypeError("scale_lr needs the built optimizer wrapper (build_optim_wrapper)")
+            raise RunnerTypeError(
+                f"scale_lr should be called after building OptimWrapper: it scales the learning "
+                f"rates of the built optimizer wrapper (build_optim_wrapper), got "
+                f"{type(optim_wrapper).__name__}"
+            )
         loader = self._train_dataloader
-        if isinstance(loader, DataLoader):
+        elastic = getattr(self, "_elastic", None)
+        world_size = self._world_size
+        if elastic is not None:  # the real batch is the global batch, at any world size
+            batch_size, world_size = elastic.global_batch_size, 1
+        elif isinstance(loader, DataLoader):
             batch_size = loader.batch_size
-        elif isinstance(loader, Mapping) and "batch_size" in loader:
+        elif is_cfg(loader) and "batch_size" in loader:
             batch_size = loader["batch_size"]
         else:
             raise KeyError("auto_scale_lr needs train_dataloader.batch_size")
-        scale_lr(optim_wrapper, auto_scale_lr, batch_size, self._world_size, self.logger.info)
+        scale_lr(optim_wrapper, auto_scale_lr, batch_size, world_size, self.logger.info)
 
     def build_optim_wrapper(self, optim_wrapper: Any) -> OptimWrapper:
         """An OptimWrapper (OptimWrapperDict for several optimizers) from a config or objects;
         a config goes through the strategy first where it adjusts it (FSDP gives
         AmpOptimWrapper its sharded grad scaler)."""
+        optim_wrapper = as_cfg(optim_wrapper)
         adjust = getattr(getattr(self, "strategy", None), "adjust_optim_wrapper_cfg", None)
         if callable(adjust) and isinstance(optim_wrapper, Mapping):
             optim_wrapper = adjust(optim_wrapper)
@@ -207,10 +224,13 @@ class RunnerBuilders:
         OptimWrapperDict. Build the optimizer wrapper first. A config without ``end`` ends
         with the training."""
         if not isinstance(self.optim_wrapper, OptimWrapper):
-            raise RuntimeError(
-                "build_param_scheduler needs the built optimizer wrapper: call "
-                "build_optim_wrapper first"
+            raise RunnerCallOrderError(
+                "build_param_scheduler needs the built optimizer wrapper: build_optim_wrapper "
+                "should be called before build_param_scheduler (runner.optim_wrapper = "
+                f"runner.build_optim_wrapper(...)); runner.optim_wrapper is a "
+                f"{type(self.optim_wrapper).__name__}"
             )
+        scheduler = as_cfg_items(scheduler)
         check_scheduler_cfg(scheduler)
         loop = self.train_loop
         epoch_length = None
@@ -229,9 +249,8 @@ class RunnerBuilders:
             scheduler, self.optim_wrapper, default_end, epoch_length
         )
         if loop is not None:
-            # An epoch-based scheduler in an iteration-based loop would step once, at the end.
-            check_schedulers_match_loop(
-                schedulers, by_epoch_loop=not isinstance(loop, IterBasedTrainLoop)
+            warn_epoch_schedulers_in_iter_loop(
+                schedulers, isinstance(loop, IterBasedTrainLoop), self.logger
             )
         return schedulers
 
@@ -240,16 +259,18 @@ class RunnerBuilders:
         ``metrics`` (EVALUATOR, type default 'Evaluator')."""
         if isinstance(evaluator, Evaluator):
             return evaluator
-        if isinstance(evaluator, Mapping):
+        if is_cfg(evaluator):
+            evaluator = as_cfg(evaluator)
             if "metrics" in evaluator:
                 cfg = dict(evaluator)
+                cfg["metrics"] = as_cfg_items(cfg["metrics"])
                 cfg.setdefault("type", "Evaluator")
                 return EVALUATOR.build(cfg)
             return Evaluator(evaluator)
         if isinstance(evaluator, (list, tuple)):
-            return Evaluator(list(evaluator))
+            return Evaluator(list(as_cfg_items(evaluator)))
         raise TypeError(
-            f"evaluator must be an Evaluator, a metric config or a list of them, got "
+            f"evaluator should be an Evaluator, a metric config or a list of them, got "
             f"{type(evaluator).__name__}: {evaluator!r}"
         )
 
@@ -266,42 +287,58 @@ class RunnerBuilders:
         (``by_epoch=True``) or IterBasedTrainLoop."""
         if isinstance(loop, BaseLoop):
             return loop
-        if not isinstance(loop, Mapping):
+        if not is_cfg(loop):
             raise TypeError(
-                f"train_cfg must be a loop or a dict, got {type(loop).__name__}: {loop!r}"
+                f"train_cfg should be a loop or a dict, got {type(loop).__name__}: {loop!r}"
             )
-        cfg = dict(copy.deepcopy(loop))
+        cfg = copy.deepcopy(dict(loop))
         if "type" in cfg and "by_epoch" in cfg:
             raise RuntimeError(
-                f"train_cfg has both type={cfg['type']!r} and by_epoch: by_epoch picks one of "
-                "the built-in loops, type names another; keep one"
+                f"Only one of type and by_epoch can be in train_cfg, which has both "
+                f"type={cfg['type']!r} and by_epoch: by_epoch picks one of the built-in loops, "
+                "type names another; keep one"
             )
         if "type" not in cfg:
             by_epoch = cfg.pop("by_epoch", "max_iters" not in cfg)
             cfg["type"] = "EpochBasedTrainLoop" if by_epoch else "IterBasedTrainLoop"
-        self._train_dataloader = self._loader_of("train_dataloader", self._train_dataloader)
+        # Not a loop argument: how batches reach the device (loops/device_prefetch.py).
+        named = "device_prefetch" in cfg
+        prefetch = check_setting(cfg.pop("device_prefetch", None))
+        self._train_dataloader = self._loader_of(
+            "train_dataloader", pin_memory_default(self._train_dataloader, prefetch)
+        )
         try:
-            return LOOPS.build(
+            train_loop = LOOPS.build(
                 cfg, default_args=dict(runner=self, dataloader=self._train_dataloader)
             )
         except Exception as error:
             error.add_note(f"while building the train loop from train_cfg={dict(loop)!r}")
             raise
+        if named:
+            train_loop.device_prefetch = prefetch
+        return train_loop
 
     def _loader_of(self, key: str, dataloader: Any) -> Any:
         """The DataLoader of a ``*_dataloader`` config, built here rather than by the loop so
         that its errors (and those of its workers, see dataloader_errors) name ``key``. A
         runner that overrides ``build_dataloader`` keeps having the loop call it."""
-        if isinstance(dataloader, Mapping):
+        if is_cfg(dataloader):
+            dataloader = as_cfg(dataloader)
             if type(self).build_dataloader is not RunnerBuilders.build_dataloader:
                 return dataloader
             diff_rank_seed = self._randomness_cfg.get("diff_rank_seed", False)
+            # The train loader of an elastic run shares global batches (elastic_loader.py).
+            elastic = getattr(self, "_elastic", None) if key == "train_dataloader" else None
             return _build_dataloader(
-                dataloader, seed=self.seed, diff_rank_seed=diff_rank_seed, where=key
+                dataloader,
+                seed=self.seed,
+                diff_rank_seed=diff_rank_seed,
+                where=key,
+                elastic=elastic,
             )
         if dataloader is not None and not hasattr(dataloader, "__iter__"):
             raise TypeError(
-                f"{key} must be a DataLoader or a config dict, got "
+                f"{key} should be a DataLoader or a config dict, got "
                 f"{type(dataloader).__name__}: {dataloader!r}"
             )
         return dataloader
@@ -317,11 +354,11 @@ class RunnerBuilders:
     def _build_eval_loop(self, loop: Any, mode: str, dataloader: Any, evaluator: Any) -> Any:
         if isinstance(loop, BaseLoop):
             return loop
-        if not isinstance(loop, Mapping):
+        if not is_cfg(loop):
             raise TypeError(
-                f"{mode}_cfg must be a loop or a dict, got {type(loop).__name__}: {loop!r}"
+                f"{mode}_cfg should be a loop or a dict, got {type(loop).__name__}: {loop!r}"
             )
-        cfg = dict(copy.deepcopy(loop))
+        cfg = copy.deepcopy(dict(loop))
         cfg.setdefault("type", "ValLoop" if mode == "val" else "TestLoop")
         dataloader = self._loader_of(f"{mode}_dataloader", dataloader)
         setattr(self, f"_{mode}_dataloader", dataloader)
@@ -336,13 +373,13 @@ class RunnerBuilders:
     def build_log_processor(self, log_processor: Any) -> Any:
         """The LogProcessor: the one given, or built from its config (LOG_PROCESSORS, type
         default 'LogProcessor')."""
-        if isinstance(log_processor, Mapping):
-            cfg = dict(copy.deepcopy(log_processor))
+        if is_cfg(log_processor):
+            cfg = copy.deepcopy(dict(log_processor))
             cfg.setdefault("type", "LogProcessor")
             return LOG_PROCESSORS.build(cfg)
         if hasattr(log_processor, "get_log_after_iter"):
             return log_processor
         raise TypeError(
-            f"log_processor must be a LogProcessor or a config dict, got "
+            f"log_processor should be a LogProcessor or a config dict, got "
             f"{type(log_processor).__name__}: {log_processor!r}"
         )

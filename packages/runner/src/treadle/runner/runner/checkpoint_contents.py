@@ -5,7 +5,8 @@ The message hub holds HistoryBuffers (deques inside) and whatever hooks put in i
 info; a checkpoint stores them as plain data:
 
 - each HistoryBuffer becomes ``{'__history_buffer__': True, 'log_history': [...],
-  'count_history': [...], 'max_length': n}`` and comes back as a HistoryBuffer on resume;
+  'count_history': [...], 'max_length': n, 'dtypes': [...]}`` and comes back as a HistoryBuffer
+  on resume;
 - numpy scalars become Python numbers, dict subclasses (ConfigDict...) plain dicts;
 - numpy arrays stay (resuming allows them);
 - anything else that torch would refuse is kept as it is, with one warning naming where it is.
@@ -42,12 +43,16 @@ def history_buffer_to_plain(buffer: HistoryBuffer) -> dict[str, Any]:
         "log_history": values,
         "count_history": counts,
         "max_length": buffer.max_length,
+        # int64 or float64 (MMEngine's arrays): how the mean sums, kept through a resume.
+        "dtypes": list(buffer.dtypes),
     }
 
 
 def plain_to_history_buffer(state: Mapping[str, Any]) -> HistoryBuffer:
-    return HistoryBuffer(
-        state["log_history"], state["count_history"], max_length=state["max_length"]
+    # Checkpoints written before "dtypes" existed hold the message hub's buffers: float64.
+    dtypes = tuple(state.get("dtypes", ("float64", "float64")))
+    return HistoryBuffer.from_history(
+        state["log_history"], state["count_history"], state["max_length"], dtypes
     )
 
 

@@ -15,6 +15,7 @@ Model, optimizer and scheduler states, and the file itself, go through ``runner.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -28,6 +29,7 @@ from .checkpoint_contents import message_hub_state, sanitize
 from .checkpoint_loading import load_runner_checkpoint, read_runner_checkpoint
 from .named_resume import CFG_FINGERPRINT, STARTED_FROM
 from .resuming import plan_load_or_resume, plan_start, resume_runner
+from .run_history import LOG_DIR_KEY
 from .stateful_parts import stateful_hooks, train_dataset
 from .strategy_binding import bound_strategy
 
@@ -35,6 +37,7 @@ __all__ = [
     "build_runner_checkpoint",
     "checkpoint_backend_args",
     "checkpoint_out_dir",
+    "flush_scalars",
     "load_runner_checkpoint",
     "plan_load_or_resume",
     "plan_start",
@@ -100,6 +103,11 @@ def build_runner_checkpoint(
     # again goes on from here only when both match (see .named_resume).
     meta[STARTED_FROM] = getattr(runner, "_started_from", None)
     meta[CFG_FINGERPRINT] = getattr(runner, "_cfg_fingerprint", None)
+    # The run's folder: a run resumed from this checkpoint draws its curves after this run's
+    # (see .run_history).
+    log_dir = getattr(runner, "log_dir", None)
+    if isinstance(log_dir, (str, os.PathLike)):
+        meta[LOG_DIR_KEY] = os.path.abspath(log_dir)
     meta[_TREADLE_VERSION_KEY] = _treadle_version()
     dataset = train_dataset(runner)
     if hasattr(dataset, "metainfo"):
@@ -220,6 +228,17 @@ def runner_save_checkpoint(
         )
         backend_args = file_client_args
     filepath = fileio.join_path(out_dir, filename, backend_args=backend_args)
+    flush_scalars(runner)
     save_runner_checkpoint(
         runner, filepath, save_optimizer, save_param_scheduler, meta, backend_args, async_save
     )
+
+
+def flush_scalars(runner: Any) -> None:
+    """Write the scalars the runner's visualizer buffers (``Visualizer.flush``), before a
+    checkpoint is saved: a run killed after the checkpoint resumes from it with every iteration
+    up to it in its ``scalars.json``, so its history has no gap (the local backend otherwise
+    keeps the last seconds in memory). A visualizer without ``flush`` is left alone."""
+    flush = getattr(getattr(runner, "visualizer", None), "flush", None)
+    if callable(flush):
+        flush()

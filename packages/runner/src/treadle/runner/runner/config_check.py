@@ -56,6 +56,7 @@ SECTIONS = (
     "visualizer",
     "default_scope",
     "randomness",
+    "elastic",
     "experiment_name",
     "model_wrapper_cfg",
     "work_dir",
@@ -67,8 +68,8 @@ class Problem:
     """One problem: the config key, the error, and where the key was written.
 
     Example:
-        >>> str(Problem('optim_wrapper', KeyError("'SDG' is not in the registry"), 'cfg.py', 12))
-        "cfg.py:12: optim_wrapper: KeyError: 'SDG' is not in the registry"
+        >>> str(Problem('optim_wrapper', KeyError('SDG is not registered'), 'cfg.py', 12))
+        'cfg.py:12: optim_wrapper: KeyError: SDG is not registered'
     """
 
     key: str
@@ -319,7 +320,7 @@ def check_config(cfg: Config | Mapping, filename: str | None = None) -> CheckRep
         >>> report = check_config(Config.fromfile('configs/resnet.py'))  # doctest: +SKIP
         >>> print(report)  # doctest: +SKIP
         2 problem(s) found:
-          configs/resnet.py:31: optim_wrapper: KeyError: 'SDG' is not in the OPTIMIZERS ...
+          configs/resnet.py:31: optim_wrapper: KeyError: SDG is not in the treadle::optimizer ...
           configs/resnet.py:40: param_scheduler: ValueError: ...
     """
     if not isinstance(cfg, (Config, Mapping)):

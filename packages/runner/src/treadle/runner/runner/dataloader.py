@@ -13,7 +13,9 @@ from treadle.dist import get_rank, get_world_size
 from treadle.runner.dataset import worker_init_fn
 from treadle.runner.registry import DATA_SAMPLERS, DATASETS, FUNCTIONS
 
+from .cfg_args import as_cfg, is_cfg
 from .dataloader_errors import NamingDataLoader
+from .elastic_loader import elastic_batches
 
 
 class SlicedDataset:
@@ -45,7 +47,7 @@ def _batch_size(cfg: Mapping[str, Any], where: str) -> int:
     if "batch_size" in cfg:
         return cfg["batch_size"]
     batch_sampler = cfg.get("batch_sampler")
-    if isinstance(batch_sampler, Mapping) and "batch_size" in batch_sampler:
+    if is_cfg(batch_sampler) and "batch_size" in batch_sampler:
         return batch_sampler["batch_size"]
     raise ValueError(f"{where}: num_batch_per_epoch needs batch_size in the dataloader config")
 
@@ -54,9 +56,10 @@ def _function(cfg: Any, key: str, where: str) -> Any:
     """A callable from ``dict(type=name_or_callable, **kwargs)``, or a callable as it is."""
     if callable(cfg):
         return cfg
-    if not isinstance(cfg, Mapping) or "type" not in cfg:
+    if not is_cfg(cfg) or "type" not in cfg:
         raise TypeError(
-            f"{where}.{key} must be a callable or a dict with 'type', got "
+            f"{where}.{key} should be a dict or callable object: a dict with 'type' (a function "
+            f"registered in FUNCTIONS, or the function itself), or the function; got "
             f"{type(cfg).__name__}: {cfg!r}"
         )
     kwargs = dict(cfg)
@@ -74,6 +77,7 @@ def build_dataloader(
     seed: int | None = None,
     diff_rank_seed: bool = False,
     where: str = "dataloader",
+    elastic: Any = None,
 ) -> DataLoader:
     """A DataLoader from ``dataloader`` (returned as is when it is one already).
 
@@ -83,7 +87,9 @@ def build_dataloader(
     DataLoader argument. The sampler gets ``seed`` (None when ``diff_rank_seed``, so that ranks
     agree on one shared order); workers are seeded from ``seed``, the rank and their id.
     A loader that yields no batch is refused: a run over it would train nothing, or loop
-    forever when iteration-based.
+    forever when iteration-based. ``elastic`` (an ElasticPlan, the train loader of a run with
+    ``elastic`` set) makes its batches each process's part of the global batches, read with
+    per-sample randomness (see ``runner/elastic_loader.py``).
 
     Example:
         >>> loader = build_dataloader(dict(
@@ -94,9 +100,9 @@ def build_dataloader(
     """
     if isinstance(dataloader, DataLoader):
         return dataloader
-    if not isinstance(dataloader, Mapping):
+    if not is_cfg(dataloader):
         raise TypeError(
-            f"{where} must be a DataLoader or a config dict, got "
+            f"{where} should be a DataLoader or a config dict, got "
             f"{type(dataloader).__name__}: {dataloader!r}"
         )
     cfg = copy.deepcopy(dict(dataloader))
@@ -104,7 +110,7 @@ def build_dataloader(
         if key not in cfg:
             raise KeyError(f"{where} has no {key!r}: the dataloader config needs one")
 
-    dataset = cfg.pop("dataset")
+    dataset = as_cfg(cfg.pop("dataset"))
     # The message of an empty loader names the type the user wrote.
     dataset_name = type(dataset).__name__
     if isinstance(dataset, Mapping):
@@ -115,16 +121,19 @@ def build_dataloader(
 
     num_batch_per_epoch = cfg.pop("num_batch_per_epoch", None)
     if num_batch_per_epoch is not None:
-        kept = num_batch_per_epoch * _batch_size(cfg, where) * get_world_size()
+        if elastic is not None:
+            kept = num_batch_per_epoch * elastic.global_batch_size
+        else:
+            kept = num_batch_per_epoch * _batch_size(cfg, where) * get_world_size()
         dataset = SlicedDataset(dataset, kept)
 
-    sampler = cfg.pop("sampler")
+    sampler = as_cfg(cfg.pop("sampler"))
     if isinstance(sampler, Mapping):
         sampler = DATA_SAMPLERS.build(
             sampler, default_args=dict(dataset=dataset, seed=None if diff_rank_seed else seed)
         )
 
-    batch_sampler = cfg.pop("batch_sampler", None)
+    batch_sampler = as_cfg(cfg.pop("batch_sampler", None))
     if isinstance(batch_sampler, Mapping):
         batch_sampler = DATA_SAMPLERS.build(
             batch_sampler, default_args=dict(sampler=sampler, batch_size=cfg.pop("batch_size", 1))
@@ -145,6 +154,11 @@ def build_dataloader(
         init_fn = None
 
     collate_fn = _function(cfg.pop("collate_fn", dict(type="pseudo_collate")), "collate_fn", where)
+    if elastic is not None:
+        batch_sampler, collate_fn = elastic_batches(
+            cfg, sampler, batch_sampler, collate_fn, elastic, where
+        )
+        cfg["keyed_samples"] = True
     try:
         # Its errors name the dataset index and the worker (see dataloader_errors).
         loader = NamingDataLoader(

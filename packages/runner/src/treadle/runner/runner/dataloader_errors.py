@@ -23,6 +23,8 @@ from torch.utils.data.dataloader import (
     _SingleProcessDataLoaderIter,
 )
 
+from treadle.runner.dataset.sample_seeding import SampleKey, seeded_item
+
 _PIDS = re.compile(r"pid(?:\(s\))? ([\d, ]+)")
 
 
@@ -66,11 +68,29 @@ class IndexedDataset(Dataset):
         try:
             return self.dataset[index]
         except Exception as exc:
-            raise DatasetItemError(
-                f"{self.where}: {type(self.dataset).__name__}[{index}] raised "
-                f"{type(exc).__name__}: {exc} (in {_where_in_worker()}); the dataset index is "
-                f"{index}"
-            ) from exc
+            raise self._item_error(index, exc) from exc
+
+    def _item_error(self, index: Any, exc: Exception) -> DatasetItemError:
+        return DatasetItemError(
+            f"{self.where}: {type(self.dataset).__name__}[{index}] raised "
+            f"{type(exc).__name__}: {exc} (in {_where_in_worker()}); the dataset index is "
+            f"{index}"
+        )
+
+
+class KeyedIndexedDataset(IndexedDataset):
+    """:class:`IndexedDataset` for an elastic sampler's keys: reads ``dataset[key.sample]``
+    with per-sample randomness (:func:`~treadle.runner.dataset.sample_seeding.seeded_item`)."""
+
+    def __getitem__(self, key: SampleKey) -> Any:
+        index = key.sample
+        info = get_worker_info()
+        if info is not None and info.id < len(self.reading):
+            self.reading[info.id] = index
+        try:
+            return seeded_item(self.dataset, key)
+        except Exception as exc:
+            raise self._item_error(index, exc) from exc
 
 
 class _Single(_SingleProcessDataLoaderIter):
@@ -123,19 +143,26 @@ class NamingDataLoader(DataLoader):
         ... # doctest: +SKIP
     """
 
-    def __init__(self, *args: Any, where: str = "dataloader", **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, where: str = "dataloader", keyed_samples: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._where = where
+        # The sampler hands out SampleKeys (elastic): each sample is read on its own, seeded.
+        self._keyed_samples = keyed_samples
 
     def _get_iterator(self) -> Any:
         dataset = self.dataset
-        if isinstance(dataset, IterableDataset) or hasattr(type(dataset), "__getitems__"):
+        keyed = self._keyed_samples
+        if isinstance(dataset, IterableDataset) or (
+            hasattr(type(dataset), "__getitems__") and not keyed
+        ):
             return super()._get_iterator()  # no per-index reads to name
         workers = self.num_workers
         reading = torch.full((max(workers, 1),), -1, dtype=torch.long)
         if workers:
             reading.share_memory_()
-        reader = IndexedDataset(dataset, self._where, reading)
+        reader = (KeyedIndexedDataset if keyed else IndexedDataset)(dataset, self._where, reading)
         # The iterator reads `dataset` when made (and hands it to the workers): swap it in for
         # that moment only; `loader.dataset` stays the user's.
         self.__dict__["dataset"] = reader

@@ -10,6 +10,7 @@ import platform
 import sys
 import time
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -82,7 +83,7 @@ def start_group(launcher: str, dist_cfg: dict | None = None) -> None:
     """
     from treadle.runner.device import device_count, dist_backend_for
 
-    if dist_cfg is not None and not isinstance(dist_cfg, dict):
+    if dist_cfg is not None and not isinstance(dist_cfg, Mapping):
         raise TypeError(
             f"env_cfg.dist_cfg must be a dict of init_dist's arguments (backend, timeout...), got "
             f"{type(dist_cfg).__name__}: {dist_cfg!r}"
@@ -143,7 +144,7 @@ def setup_env(env_cfg: dict[str, Any], launcher: str = "none") -> tuple[int, int
         >>> rank, world_size, len(timestamp)
         (0, 1, 15)
     """
-    if not isinstance(env_cfg, dict):
+    if not isinstance(env_cfg, Mapping):
         raise TypeError(f"env_cfg must be a dict, got {type(env_cfg).__name__}: {env_cfg!r}")
     if launcher not in LAUNCHERS:
         meant = _LAUNCHER_OF_PROGRAM.get(launcher)
@@ -165,14 +166,20 @@ def setup_env(env_cfg: dict[str, Any], launcher: str = "none") -> tuple[int, int
     return rank, world_size, timestamp
 
 
-def collect_env() -> dict[str, str]:
+def collect_env() -> dict[str, Any]:
     """What the log's "System environment" block reports: Python, platform, torch and its
-    devices, NumPy, treadle.
+    devices, NumPy, treadle. Under treadle.compat, MMEngine's report instead (its keys, the
+    compiler and torch's build configuration included: see utils.mmengine_env).
 
     Example:
         >>> sorted(collect_env())[:2]
         ['CUDA available', 'Device']
     """
+    from treadle.runner.utils import mmengine_env
+
+    if mmengine_env.MMENGINE_VERSION is not None:
+        # Under treadle.compat: MMEngine's report, whose keys MMEngine code reads.
+        return mmengine_env.collect_mmengine_env(mmengine_env.MMENGINE_VERSION)
     import numpy as np
 
     from treadle.runner import __version__

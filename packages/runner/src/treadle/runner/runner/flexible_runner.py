@@ -14,7 +14,9 @@ from treadle.dist import infer_launcher
 from treadle.runner.registry import RUNNERS, STRATEGIES
 from treadle.runner.strategies import BaseStrategy
 
+from .cfg_args import as_cfg
 from .runner import Runner
+from .settings import check_elastic_argument
 
 
 @RUNNERS.register_module()
@@ -76,7 +78,9 @@ class FlexibleRunner(Runner):
         randomness: dict | None = None,
         compile: bool | dict = False,
         cfg: Config | dict | None = None,
+        elastic: dict | None = None,
     ) -> None:
+        strategy = as_cfg(strategy)  # a whole Config too, as every part of the Runner
         if strategy is not None and not isinstance(strategy, (BaseStrategy, Mapping)):
             raise TypeError(
                 f"strategy must be a BaseStrategy, a config dict or None, got "
@@ -117,6 +121,7 @@ class FlexibleRunner(Runner):
             randomness=randomness,
             experiment_name=experiment_name,
             cfg=cfg,
+            elastic=elastic,
         )
 
     @classmethod
@@ -129,11 +134,15 @@ class FlexibleRunner(Runner):
             "test_dataloader", "test_evaluator", "test_cfg", "strategy", "auto_scale_lr",
             "default_hooks", "custom_hooks", "data_preprocessor", "load_from", "resume",
             "launcher", "env_cfg", "log_processor", "log_level", "visualizer", "default_scope",
-            "randomness", "compile",
+            "randomness", "compile", "elastic",
         )  # fmt: skip
         if "model" not in cfg:
             raise KeyError("the config has no 'model'")
         kwargs = {key: cfg[key] for key in keys if key in cfg}
+        # elastic (treadle's) only when set: a subclass may have MMEngine's parameters.
+        if "elastic" in kwargs and kwargs["elastic"] is None:
+            del kwargs["elastic"]
+        check_elastic_argument(cls, kwargs)
         return cls(cfg["model"], cfg=cfg, **kwargs)
 
     def _make_strategy(self, model_wrapper_cfg: dict | None) -> BaseStrategy:

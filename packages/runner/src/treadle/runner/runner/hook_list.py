@@ -8,6 +8,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from treadle.config import Config
 from treadle.runner.hooks.hook import Hook
 from treadle.runner.hooks.priority import Priority, get_priority
 from treadle.runner.registry import HOOKS
@@ -45,19 +46,19 @@ def merge_default_hooks(hooks: Mapping[str, Any] | None) -> dict[str, Any]:
     merged: dict[str, Any] = copy.deepcopy(DEFAULT_HOOKS)
     if hooks is None:
         return merged
-    if not isinstance(hooks, Mapping):
+    if not isinstance(hooks, (Mapping, Config)):
         raise TypeError(
-            f"default_hooks must be a dict of hook configs by name, got "
+            f"default_hooks should be a dict of hook configs by name, got "
             f"{type(hooks).__name__}: {hooks!r}"
         )
     for name, hook in hooks.items():
         if hook is None:
             merged.pop(name, None)
-        elif isinstance(hook, (Mapping, Hook)):
+        elif isinstance(hook, (Mapping, Config, Hook)):
             merged[name] = hook
         else:
             raise TypeError(
-                f"default_hooks[{name!r}] must be a hook config dict, a Hook or None (to "
+                f"default_hooks[{name!r}] should be a hook config dict, a Hook or None (to "
                 f"remove it), got {type(hook).__name__}: {hook!r}"
             )
     return merged
@@ -67,11 +68,12 @@ def build_hook(hook: Any, where: str) -> tuple[Hook, Any]:
     """The hook object of a Hook or a config, and the priority its config names (or None)."""
     if isinstance(hook, Hook):
         return hook, None
-    if not isinstance(hook, Mapping):
+    if not isinstance(hook, (Mapping, Config)):
         raise TypeError(
-            f"{where} must be a Hook or a config dict, got {type(hook).__name__}: {hook!r}"
+            f"{where} should be an instance of Hook or dict (a HOOKS config), got "
+            f"{type(hook).__name__}: {hook!r}"
         )
-    cfg = dict(copy.deepcopy(hook))
+    cfg = copy.deepcopy(dict(hook))
     priority = cfg.pop("priority", None)
     try:
         built = HOOKS.build(cfg)

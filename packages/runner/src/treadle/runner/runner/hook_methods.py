@@ -57,7 +57,7 @@ class RunnerHooks:
         """Register each of ``hooks`` (configs or Hook objects)."""
         if not isinstance(hooks, (list, tuple)):
             raise TypeError(
-                f"custom_hooks must be a list of hook configs or Hooks, got "
+                f"custom_hooks should be a list of hook configs or Hooks, got "
                 f"{type(hooks).__name__}: {hooks!r}"
             )
         for index, hook in enumerate(hooks):

@@ -42,10 +42,18 @@ class LegacyHistoryBuffer:
 
     def to_history_buffer(self) -> HistoryBuffer:
         state = self.__dict__
-        values = [float(v) for v in np.asarray(state.get("_log_history", ())).tolist()]
-        counts = [_number(c) for c in np.asarray(state.get("_count_history", ())).tolist()]
+        log_history = np.asarray(state.get("_log_history", ()))
+        count_history = np.asarray(state.get("_count_history", ()))
+        # The arrays' dtypes decide how the mean sums (int64 or float64): kept as they were.
+        dtypes = tuple(
+            "int64" if a.dtype.kind in "iub" else "float64" for a in (log_history, count_history)
+        )
+        values = [v if dtypes[0] == "int64" else float(v) for v in log_history.tolist()]
+        counts = [_number(c) for c in count_history.tolist()]
         max_length = int(state.get("max_length", max(len(values), 1)))
-        return HistoryBuffer(values[-max_length:], counts[-max_length:], max_length=max_length)
+        return HistoryBuffer.from_history(
+            values[-max_length:], counts[-max_length:], max_length, dtypes
+        )
 
 
 def _number(value: Any) -> int | float:

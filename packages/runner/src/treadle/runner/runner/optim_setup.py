@@ -14,6 +14,9 @@ from treadle.runner.optim import OptimWrapper, OptimWrapperDict, _ParamScheduler
 from treadle.runner.optim import build_optim_wrapper as build_from_cfg
 from treadle.runner.registry import OPTIM_WRAPPERS, PARAM_SCHEDULERS
 
+from .cfg_args import as_cfg, as_cfg_items, is_cfg
+from .errors import RunnerConfigKeyError, RunnerTypeError
+
 Schedulers = list[_ParamScheduler] | dict[str, list[_ParamScheduler]]
 
 
@@ -32,25 +35,26 @@ def build_optim_wrapper(model: nn.Module, optim_wrapper: Any) -> OptimWrapper:
     """
     if isinstance(optim_wrapper, OptimWrapper):
         return optim_wrapper
-    if not isinstance(optim_wrapper, Mapping):
+    if not is_cfg(optim_wrapper):
         raise TypeError(
-            f"optim_wrapper must be an OptimWrapper or a config dict, got "
-            f"{type(optim_wrapper).__name__}: {optim_wrapper!r}"
+            f"optim_wrapper: the optimizer wrapper should be an OptimWrapper or a config dict, "
+            f"got {type(optim_wrapper).__name__}: {optim_wrapper!r}"
         )
-    cfg = copy.deepcopy(dict(optim_wrapper))
+    # A shallow copy: a built optimizer or wrapper in it is the one used (as in MMEngine).
+    cfg = dict(optim_wrapper)
     optimizer = cfg.get("optimizer")
     if isinstance(optimizer, Optimizer):
         cfg.setdefault("type", "OptimWrapper")
         return OPTIM_WRAPPERS.build(cfg)
     if optimizer is not None or "constructor" in cfg:
-        return build_from_cfg(model, cfg)
+        return build_from_cfg(model, copy.deepcopy(cfg))
     not_built = [name for name, value in cfg.items() if not isinstance(value, OptimWrapper)]
     if not cfg or not_built:
         raise ValueError(
             "optim_wrapper has no 'optimizer' and no 'constructor': it must then map names to "
             f"built OptimWrapper objects (several optimizers), but {not_built or 'it is empty'} "
-            "are not; add optimizer=dict(type=...) for one optimizer, or a constructor that "
-            "builds several"
+            "are not (in MMEngine's words, each item mush be an optimizer object); add "
+            "optimizer=dict(type=...) for one optimizer, or a constructor that builds several"
         )
     return OptimWrapperDict(**cfg)
 
@@ -76,7 +80,7 @@ def scale_lr(
     if not auto_scale_lr or not auto_scale_lr.get("enable", False):
         return None
     if "base_batch_size" not in auto_scale_lr:
-        raise KeyError(
+        raise RunnerConfigKeyError(
             "auto_scale_lr.enable is True but auto_scale_lr has no 'base_batch_size' (the "
             "total batch size its learning rates are meant for)"
         )
@@ -118,11 +122,12 @@ def check_scheduler_cfg(param_scheduler: Any) -> None:
 
     Example:
         >>> check_scheduler_cfg([dict(type='MultiStepLR', milestones=[1])])
-        >>> check_scheduler_cfg([dict(milestones=[1])])
+        >>> check_scheduler_cfg([dict(milestones=[1])])  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        KeyError: "param_scheduler[0] has no 'type': {'milestones': [1]}"
+        treadle.runner.runner.errors.RunnerConfigKeyError: param_scheduler[0] has no 'type' ...
     """
+    param_scheduler = as_cfg_items(param_scheduler)
     if param_scheduler is None or isinstance(param_scheduler, _ParamScheduler):
         return
     if isinstance(param_scheduler, (list, tuple)):
@@ -133,15 +138,23 @@ def check_scheduler_cfg(param_scheduler: Any) -> None:
         if "type" in param_scheduler:
             return
         for name, value in param_scheduler.items():
+            value = as_cfg_items(value)
             if isinstance(value, (list, tuple)):
                 for index, item in enumerate(value):
                     _check_one(item, f"param_scheduler[{name!r}][{index}]")
-            else:
+            elif isinstance(value, (Mapping, _ParamScheduler)):
                 _check_one(value, f"param_scheduler[{name!r}]")
+            else:
+                raise RunnerTypeError(
+                    f"Each value of `param_scheduler` should be a dict or a list when it maps "
+                    f"optimizer names to their schedulers: param_scheduler[{name!r}] is a "
+                    f"{type(value).__name__} ({value!r}); give a scheduler, its config or a "
+                    f"list of them"
+                )
         return
     raise TypeError(
-        "param_scheduler must be a scheduler or its config, a list of them, or a dict of those "
-        f"per optimizer name, got {type(param_scheduler).__name__}: {param_scheduler!r}"
+        "`param_scheduler` should be a scheduler or its config, a list of them, or a dict of "
+        f"those per optimizer name, got {type(param_scheduler).__name__}: {param_scheduler!r}"
     )
 
 
@@ -150,10 +163,13 @@ def _check_one(item: Any, where: str) -> None:
         return
     if not isinstance(item, Mapping):
         raise TypeError(
-            f"{where} must be a scheduler or a config dict, got {type(item).__name__}: {item!r}"
+            f"{where} should be a scheduler or a config dict, got {type(item).__name__}: {item!r}"
         )
     if "type" not in item:
-        raise KeyError(f"{where} has no 'type': {dict(item)!r}")
+        raise RunnerConfigKeyError(
+            f"{where} has no 'type' (each parameter scheduler should contain the key type): "
+            f"{dict(item)!r}"
+        )
 
 
 def build_schedulers_for(
@@ -164,6 +180,7 @@ def build_schedulers_for(
 ) -> list[_ParamScheduler]:
     """The schedulers of one optimizer wrapper; configs without ``end`` end with the run
     (``default_end(by_epoch)``: max epochs or max iterations)."""
+    schedulers = as_cfg_items(schedulers)
     items: Sequence[Any] = schedulers if isinstance(schedulers, (list, tuple)) else [schedulers]
     built = []
     for item in items:
@@ -189,6 +206,7 @@ def build_param_schedulers(
 ) -> Schedulers:
     """A list of schedulers for one optimizer wrapper; for an OptimWrapperDict, a dict of lists
     by optimizer name (a dict config without 'type' gives each optimizer its own)."""
+    schedulers = as_cfg(schedulers)
     if not isinstance(optim_wrapper, OptimWrapperDict):
         return build_schedulers_for(schedulers, optim_wrapper, default_end, epoch_length)
     per_name = isinstance(schedulers, Mapping) and "type" not in schedulers

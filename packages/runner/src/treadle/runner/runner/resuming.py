@@ -4,7 +4,9 @@
 ``after_load_checkpoint`` hooks), the loop counters, the seed, the message hub, the
 optimizer wrapper (with its grad scaler), the parameter schedulers, the state of every hook
 that has one, and the train loop's own state (position in the epoch, sampler, random
-generators), which it restores last so that nothing draws from a generator after it.
+generators), which it restores last so that nothing draws from a generator after it. Then
+it records, beside the new run's scalars, which run it continues (:mod:`.run_history`), so that
+their curves are drawn as one history.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from treadle.runner.device import get_device
 from .checkpoint_contents import load_message_hub_state, restore_history_buffers
 from .checkpoint_loading import load_runner_checkpoint
 from .checkpoint_meta import is_remote, read_checkpoint_meta
+from .elastic import check_resume_world
 from .named_resume import STARTED_FROM, choose_named, named_checkpoint, resolved
+from .run_history import record_resumed_run
 from .stateful_parts import stateful_hooks, train_dataset
 from .strategy_binding import bound_strategy
 
@@ -184,19 +188,6 @@ def _check_dataset_meta(runner: Any, meta: Mapping[str, Any]) -> None:
         )
 
 
-def _check_world_size(runner: Any, checkpoint: Mapping[str, Any], filename: str) -> None:
-    saved = checkpoint["meta"].get("world_size")
-    if "loop" not in checkpoint or saved is None or saved == runner.world_size:
-        return
-    raise RuntimeError(
-        f"cannot resume from {filename}: it was saved by a run of {saved} processes and this "
-        f"run has {runner.world_size}. Its train loop state (the sampler's position and the "
-        f"random generators of each rank) only means the same thing with {saved} processes: "
-        f"resume with {saved} processes, or start a new run with load_from={filename!r} and "
-        "resume=False to take the weights only"
-    )
-
-
 def _restore_optimizer(runner: Any, state: Any) -> None:
     wrapper = runner.optim_wrapper
     if not callable(getattr(wrapper, "load_state_dict", None)):
@@ -255,7 +246,7 @@ def resume_runner(
             f"and iter (the checkpoint holds {', '.join(map(repr, checkpoint))}). To take its "
             f"weights only, use load_from={filename!r} with resume=False"
         )
-    _check_world_size(runner, checkpoint, filename)
+    check_resume_world(runner, checkpoint, filename)
     _restore_counters(runner, meta)
     _restore_seed(runner, meta)
     _check_dataset_meta(runner, meta)
@@ -278,3 +269,5 @@ def resume_runner(
         loop.load_state_dict(checkpoint["loop"])
     runner._has_loaded = True
     runner.logger.info(f"resumed epoch: {runner.epoch}, iter: {runner.iter}")
+    # The curves of this run continue those of the run that saved the checkpoint.
+    record_resumed_run(runner, filename, meta)

@@ -3,12 +3,11 @@ visualization, and runs the train, val and test loops (MMEngine 0.10's ``Runner`
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import os
 import os.path as osp
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from torch import nn
@@ -21,70 +20,35 @@ from treadle.runner.evaluator import Evaluator
 from treadle.runner.hooks.hook import Hook
 from treadle.runner.hooks.iter_timer_pauses import record_checkpoint_save
 from treadle.runner.model import unwrap_model
-from treadle.runner.model.efficient_conv_bn_eval import turn_on_efficient_conv_bn_eval
 from treadle.runner.optim import OptimWrapper
 from treadle.runner.registry import RUNNERS
 
 from . import checkpointing
-from .builders import RunnerBuilders
+from .cfg_args import as_cfg, as_cfg_items
 from .config_fingerprint import config_fingerprint
-from .env import collect_env, setup_env
-from .hook_list import (
-    HookDispatch,
-    HookList,
-)
+from .elastic import elastic_setup
+from .env import setup_env
+from .hook_list import HookDispatch, HookList
 from .hook_methods import RunnerHooks
 from .named_resume import check_named_before_start, named_checkpoint
-from .optim_setup import (
-    check_scheduler_cfg,
-)
+from .optim_setup import check_scheduler_cfg
 from .preemption import preemption_handlers
+from .preparation import RunnerPreparation
 from .rank_watch import watch_ranks
-from .settings import check_groups, check_train_cfg, experiment_name_for
+from .runner_properties import RunnerProperties
+from .settings import (
+    check_elastic_argument,
+    check_groups,
+    check_train_cfg,
+    experiment_name_for,
+    runner_arguments,
+)
+from .startup_collector import StartupCollectorPause, paused_collector
 from .world_check import check_same_config
 
 
-def runner_arguments(cfg: Config | Mapping[str, Any]) -> dict[str, Any]:
-    """The Runner's constructor arguments (all but ``cfg``) that a whole config gives, with
-    MMEngine's defaults for the keys it leaves out.
-
-    Example:
-        >>> sorted(runner_arguments(dict(model=dict(type='M'), work_dir='w')))[:3]
-        ['auto_scale_lr', 'custom_hooks', 'data_preprocessor']
-    """
-    return dict(
-        model=cfg.get("model"),
-        work_dir=cfg.get("work_dir"),
-        train_dataloader=cfg.get("train_dataloader"),
-        val_dataloader=cfg.get("val_dataloader"),
-        test_dataloader=cfg.get("test_dataloader"),
-        train_cfg=cfg.get("train_cfg"),
-        val_cfg=cfg.get("val_cfg"),
-        test_cfg=cfg.get("test_cfg"),
-        auto_scale_lr=cfg.get("auto_scale_lr"),
-        optim_wrapper=cfg.get("optim_wrapper"),
-        param_scheduler=cfg.get("param_scheduler"),
-        val_evaluator=cfg.get("val_evaluator"),
-        test_evaluator=cfg.get("test_evaluator"),
-        default_hooks=cfg.get("default_hooks"),
-        custom_hooks=cfg.get("custom_hooks"),
-        data_preprocessor=cfg.get("data_preprocessor"),
-        load_from=cfg.get("load_from"),
-        resume=cfg.get("resume", False),
-        launcher=cfg.get("launcher", "none"),
-        # No backend named: the one of the device in use (nccl on CUDA, gloo on the CPU...).
-        env_cfg=cfg.get("env_cfg", dict(dist_cfg=dict())),
-        log_processor=cfg.get("log_processor"),
-        log_level=cfg.get("log_level", "INFO"),
-        visualizer=cfg.get("visualizer"),
-        default_scope=cfg.get("default_scope", "treadle"),
-        randomness=cfg.get("randomness", dict(seed=None)),
-        experiment_name=cfg.get("experiment_name"),
-    )
-
-
 @RUNNERS.register_module()
-class Runner(RunnerBuilders, RunnerHooks):
+class Runner(RunnerProperties, RunnerPreparation, RunnerHooks):
     """Trains, validates and tests a model from a config (or from built objects).
 
     Every argument is MMEngine 0.10's. Training needs ``train_dataloader``, ``train_cfg`` and
@@ -133,6 +97,11 @@ class Runner(RunnerBuilders, RunnerHooks):
         randomness: ``dict(seed=None, diff_rank_seed=False, deterministic=False)``.
         experiment_name: the run's name (the timestamp is appended, as MMEngine does).
         cfg: the whole config, dumped to ``work_dir`` and saved in checkpoints.
+        elastic: ``dict(global_batch_size=G, micro_batch_size=None)``: every step trains on
+            one global batch of G samples whatever the number of processes (each takes an
+            equal part; ``micro_batch_size`` lets gradient accumulation split a part), in an
+            order that does not depend on it, with per-sample randomness; checkpoints then
+            resume at any world size (see the fault-tolerance guide).
 
     Example:
         >>> runner = Runner(
@@ -149,6 +118,9 @@ class Runner(RunnerBuilders, RunnerHooks):
     #: does; FlexibleRunner wraps it in train/val/test.
     _wraps_model_at_init = True
 
+    # Building a runner allocates much and frees little: no collection meanwhile, the caller's
+    # collector given back at the end (startup_collector.py).
+    @paused_collector
     def __init__(
         self,
         model: nn.Module | dict,
@@ -178,8 +150,17 @@ class Runner(RunnerBuilders, RunnerHooks):
         randomness: dict | None = None,
         experiment_name: str | None = None,
         cfg: Config | dict | None = None,
+        elastic: dict | None = None,
     ) -> None:
         self._work_dir = osp.abspath(os.fspath(work_dir))
+        # Any part may be a whole Config (Config.fromfile('loader.py')), as in MMEngine.
+        (model, train_dataloader, val_dataloader, test_dataloader, train_cfg, val_cfg, test_cfg,
+         auto_scale_lr, optim_wrapper, val_evaluator, test_evaluator, default_hooks,
+         data_preprocessor, env_cfg, log_processor, visualizer, randomness) = map(as_cfg, (
+            model, train_dataloader, val_dataloader, test_dataloader, train_cfg, val_cfg,
+            test_cfg, auto_scale_lr, optim_wrapper, val_evaluator, test_evaluator, default_hooks,
+            data_preprocessor, env_cfg, log_processor, visualizer, randomness))  # fmt: skip
+        param_scheduler, custom_hooks = map(as_cfg_items, (param_scheduler, custom_hooks))
         if isinstance(cfg, Config):
             self.cfg = copy.deepcopy(cfg)
         elif isinstance(cfg, Mapping):
@@ -211,8 +192,8 @@ class Runner(RunnerBuilders, RunnerHooks):
         check_train_cfg(train_cfg)
         if param_scheduler is not None and optim_wrapper is None:
             raise ValueError(
-                "param_scheduler is set but optim_wrapper is not: schedulers change the "
-                "optimizer's learning rate, so they need one"
+                "param_scheduler should be None when optim_wrapper is None: schedulers change "
+                "the optimizer's learning rate, so they need one"
             )
         check_scheduler_cfg(param_scheduler)
 
@@ -234,6 +215,8 @@ class Runner(RunnerBuilders, RunnerHooks):
         env_cfg = dict(dist_cfg=dict()) if env_cfg is None else env_cfg
         self._rank, self._world_size, self._timestamp = setup_env(env_cfg, launcher)
         check_same_config(self.cfg)  # every machine the same config, before anything runs
+        # A global batch the processes cannot share is refused before anything is built.
+        self._elastic = elastic_setup(elastic, self._world_size, optim_wrapper)
         self._randomness_cfg = dict(seed=None) if randomness is None else dict(randomness)
         self.set_randomness(**self._randomness_cfg)
 
@@ -252,6 +235,8 @@ class Runner(RunnerBuilders, RunnerHooks):
             dict() if log_processor is None else log_processor
         )
         self.logger = self.build_logger(log_level=log_level)
+        if self._elastic is not None:
+            self.logger.info(self._elastic.describe())
         self._log_env(env_cfg)
         self.message_hub = self.build_message_hub()
         self.visualizer = self.build_visualizer(visualizer)
@@ -302,204 +287,25 @@ class Runner(RunnerBuilders, RunnerHooks):
         for key in ("model", "work_dir"):
             if key not in cfg:
                 raise KeyError(f"the config has no {key!r}: a runner needs model and work_dir")
-        return cls(**runner_arguments(cfg), cfg=cfg)
-
-    # ----------------------------------------------------------------- properties
-
-    @property
-    def experiment_name(self) -> str:
-        """The run's name: the logger, message hub and visualizer instances carry it."""
-        return self._experiment_name
-
-    @property
-    def model_name(self) -> str:
-        """The class name of the model (inside its wrapper)."""
-        return self._model_name
-
-    @property
-    def work_dir(self) -> str:
-        """The absolute directory of checkpoints and logs."""
-        return self._work_dir
-
-    @property
-    def log_dir(self) -> str:
-        """``work_dir/TIMESTAMP``: the log file and vis_data of this run."""
-        return self._log_dir
-
-    @property
-    def max_epochs(self) -> int:
-        """The train loop's number of epochs (0 without one)."""
-        loop = self.train_loop
-        return loop.max_epochs if loop is not None else 0
-
-    @property
-    def max_iters(self) -> int:
-        """The train loop's number of iterations (0 without one)."""
-        loop = self.train_loop
-        return loop.max_iters if loop is not None else 0
-
-    @property
-    def epoch(self) -> int:
-        """The number of finished training epochs."""
-        loop = self.train_loop
-        return loop.epoch if loop is not None else 0
-
-    @property
-    def iter(self) -> int:
-        """The number of finished training iterations."""
-        loop = self.train_loop
-        return loop.iter if loop is not None else 0
-
-    @property
-    def launcher(self) -> str:
-        return self._launcher
-
-    @property
-    def distributed(self) -> bool:
-        return self._distributed
-
-    @property
-    def rank(self) -> int:
-        return self._rank
-
-    @property
-    def world_size(self) -> int:
-        return self._world_size
-
-    @property
-    def deterministic(self) -> bool:
-        return self._deterministic
-
-    @property
-    def seed(self) -> int:
-        return self._seed
-
-    @property
-    def timestamp(self) -> str:
-        """When the run started, ``YYYYmmdd_HHMMSS`` (rank 0's clock)."""
-        return self._timestamp
-
-    @property
-    def hooks(self) -> list[Hook]:
-        """The registered hooks in calling order (``register_hook`` places a new one by its
-        priority; editing this list in place also takes effect)."""
-        return self._hooks
-
-    @property
-    def _hooks(self) -> HookList:
-        return self.__dict__["_hook_list"]
-
-    @_hooks.setter
-    def _hooks(self, hooks: list[Hook]) -> None:
-        # MMEngine code assigns runner._hooks directly; the dispatch table must follow.
-        self.__dict__["_hook_list"] = HookList(self._dispatch, hooks)
-
-    @property
-    def train_loop(self) -> Any:
-        """The train loop, built on first access (None without training)."""
-        loop = self._train_loop
-        # Read several times a step by hooks: the Mapping test (an ABC check) runs only when
-        # the attribute holds something not seen here before.
-        if loop is not self.__dict__.get("_train_loop_seen"):
-            if isinstance(loop, Mapping):
-                loop = self._train_loop = self.build_train_loop(loop)
-            self.__dict__["_train_loop_seen"] = loop
-        return loop
-
-    @property
-    def val_loop(self) -> Any:
-        """The val loop, built on first access (None without validation)."""
-        if isinstance(self._val_loop, Mapping):
-            self._val_loop = self.build_val_loop(self._val_loop)
-        return self._val_loop
-
-    @property
-    def test_loop(self) -> Any:
-        """The test loop, built on first access (None without testing)."""
-        if isinstance(self._test_loop, Mapping):
-            self._test_loop = self.build_test_loop(self._test_loop)
-        return self._test_loop
-
-    @property
-    def train_dataloader(self) -> Any:
-        return self._loop_or_raise(self.train_loop, "train").dataloader
-
-    @property
-    def val_dataloader(self) -> Any:
-        return self._loop_or_raise(self.val_loop, "val").dataloader
-
-    @property
-    def test_dataloader(self) -> Any:
-        return self._loop_or_raise(self.test_loop, "test").dataloader
-
-    @property
-    def val_evaluator(self) -> Any:
-        return self._loop_or_raise(self.val_loop, "val").evaluator
-
-    @property
-    def test_evaluator(self) -> Any:
-        return self._loop_or_raise(self.test_loop, "test").evaluator
-
-    @property
-    def val_interval(self) -> int:
-        return self._loop_or_raise(self.train_loop, "train").val_interval
-
-    @property
-    def val_begin(self) -> int:
-        return self._loop_or_raise(self.train_loop, "train").val_begin
-
-    @staticmethod
-    def _loop_or_raise(loop: Any, mode: str) -> Any:
-        if loop is None:
-            needs = {
-                "train": "train_dataloader, train_cfg and optim_wrapper",
-                "val": "val_dataloader, val_cfg and val_evaluator",
-                "test": "test_dataloader, test_cfg and test_evaluator",
-            }[mode]
-            raise RuntimeError(f"this runner has no {mode} loop: give it {needs}")
-        return loop
+        arguments = runner_arguments(cfg)
+        check_elastic_argument(cls, arguments)
+        return cls(**arguments, cfg=cfg)
 
     # ----------------------------------------------------------------- running
-
-    def _inner_model(self) -> nn.Module:
-        return unwrap_model(self.model)
-
-    def _require_step(self, name: str) -> None:
-        if not callable(getattr(self._inner_model(), name, None)):
-            raise TypeError(
-                f"the model {self._model_name} has no {name}: subclass "
-                "treadle.runner.model.BaseModel (it provides train_step, val_step and "
-                "test_step around your forward)"
-            )
 
     def train(self) -> nn.Module:
         """Train: build what training needs, load or resume, run the train loop; returns the
         model."""
         if self._train_loop is None:
             raise RuntimeError(
-                "train() needs a train loop: give the runner train_dataloader, train_cfg and "
-                "optim_wrapper"
+                "train() needs a train loop, which should not be None: give the runner "
+                "train_dataloader, train_cfg and optim_wrapper"
             )
-        self._require_step("train_step")
-        if self._val_loop is not None:
-            self._require_step("val_step")
-        self._train_loop = self.build_train_loop(self._train_loop)
-        self._wrap_deferred_model(init_weights=True)
-        self.optim_wrapper = self.build_optim_wrapper(self.optim_wrapper)
-        self.scale_lr(self.optim_wrapper, self.auto_scale_lr)
-        if self.param_schedulers is not None:
-            self.param_schedulers = self.build_param_scheduler(self.param_schedulers)
-        if self._val_loop is not None:
-            self._val_loop = self.build_val_loop(self._val_loop)
-        self.call_hook("before_run")
-        if not self._weights_initialized:
-            self._init_model_weights()
-        self._turn_on_cfg_features()
-        self._prepare_strategy("train")
-        self.load_or_resume()
-        self.optim_wrapper.initialize_count_status(
-            self.model, self._train_loop.iter, self._train_loop.max_iters
-        )
+        # Everything before the loop (torch's optimizer imports torch._dynamo, data sets are
+        # read) runs without collections; the loop with the caller's collector
+        # (startup_collector.py).
+        with StartupCollectorPause():
+            self._prepare_train()
         # Preemption signals (SIGTERM, SLURM's SIGUSR1) save a checkpoint and stop the run.
         preemption = preemption_handlers(self, self.cfg.get("preemption"))
         with self._checkpoints_finished(), preemption, watch_ranks(self):
@@ -511,7 +317,8 @@ class Runner(RunnerBuilders, RunnerHooks):
         """Validate once (loading ``load_from`` first); returns the metrics."""
         if self._val_loop is None:
             raise RuntimeError(
-                "val() needs a val loop: give the runner val_dataloader, val_cfg and val_evaluator"
+                "val() needs a val loop, which should not be None: give the runner "
+                "val_dataloader, val_cfg and val_evaluator"
             )
         self._require_step("val_step")
         self._val_loop = self.build_val_loop(self._val_loop)
@@ -528,8 +335,8 @@ class Runner(RunnerBuilders, RunnerHooks):
         """Test once (loading ``load_from`` first); returns the metrics."""
         if self._test_loop is None:
             raise RuntimeError(
-                "test() needs a test loop: give the runner test_dataloader, test_cfg and "
-                "test_evaluator"
+                "test() needs a test loop, which should not be None: give the runner "
+                "test_dataloader, test_cfg and test_evaluator"
             )
         self._require_step("test_step")
         self._test_loop = self.build_test_loop(self._test_loop)
@@ -541,93 +348,6 @@ class Runner(RunnerBuilders, RunnerHooks):
             metrics = self.test_loop.run()
             self.call_hook("after_run")
         return metrics
-
-    def _turn_on_cfg_features(self) -> None:
-        modules = self.cfg.get("activation_checkpointing")
-        if modules is not None:
-            self.logger.info(
-                f'Enabling the "activation_checkpointing" feature for sub-modules: {modules}'
-            )
-            self.strategy.apply_activation_checkpointing(self.model, modules)
-        conv_bn_modules = self.cfg.get("efficient_conv_bn_eval")
-        if conv_bn_modules is not None:
-            self.logger.info(
-                f'Enabling the "efficient_conv_bn_eval" feature for sub-modules: {conv_bn_modules}'
-            )
-            turn_on_efficient_conv_bn_eval(unwrap_model(self.model), conv_bn_modules)
-
-    def _compile_cfg(self) -> bool | dict:
-        compile_cfg = self.cfg.get("compile")
-        if compile_cfg is None or compile_cfg is False:
-            return False
-        if compile_cfg is True:
-            return True
-        if not isinstance(compile_cfg, Mapping):
-            raise TypeError(
-                f"cfg.compile must be a bool or a dict of torch.compile arguments, got "
-                f"{type(compile_cfg).__name__}: {compile_cfg!r}"
-            )
-        return dict(compile_cfg)
-
-    def _wrap_deferred_model(self, init_weights: bool) -> None:
-        """FlexibleRunner: initialize the weights, then place and wrap the model through the
-        strategy, before the optimizer is built on the wrapped (possibly sharded) parameters."""
-        if self._model_wrapped:
-            return
-        if init_weights:
-            self._init_model_weights()
-        self.model = self.strategy.wrap_model(self.model)
-        self.strategy.model = self.model  # prepare() then knows it is wrapped
-        self._model_wrapped = True
-
-    @property
-    def _weights_initialized(self) -> bool:
-        return self.__dict__.get("_weights_done", False)
-
-    def _init_model_weights(self) -> None:
-        super()._init_model_weights()
-        self.__dict__["_weights_done"] = True
-
-    def _dispatch_kwargs(self) -> dict[str, Any]:
-        loop = self._train_loop
-        kwargs: dict[str, Any] = dict(max_iters=loop.max_iters, max_epochs=loop.max_epochs)
-        loader = getattr(loop, "dataloader", None)
-        with contextlib.suppress(TypeError):
-            kwargs["epoch_length"] = len(loader)
-        batch_size = getattr(loader, "batch_size", None)
-        if batch_size is not None:
-            kwargs["train_micro_batch_size_per_gpu"] = batch_size
-        return kwargs
-
-    def _prepare_strategy(self, mode: str) -> None:
-        """Hand the model (and for training the built optimizer wrapper and schedulers) to the
-        strategy, which compiles it when ``cfg.compile`` asks (after wrapping) and may replace
-        them (DeepSpeed's engine); the runner then uses the strategy's objects."""
-        strategy = self.strategy
-        compile_cfg = self._compile_cfg()
-        if mode == "train":
-            strategy.prepare(
-                self.model,
-                optim_wrapper=self.optim_wrapper,
-                param_scheduler=self.param_schedulers,
-                compile=compile_cfg,
-                dispatch_kwargs=self._dispatch_kwargs(),
-            )
-            self.optim_wrapper = strategy.optim_wrapper
-            if self.param_schedulers is not None:
-                self.param_schedulers = strategy.param_schedulers
-        else:
-            strategy.prepare(self.model, compile=compile_cfg)
-        self.model = strategy.model
-
-    @contextlib.contextmanager
-    def _checkpoints_finished(self) -> Iterator[None]:
-        # Asynchronous checkpoint writes finish before train/val/test returns, also when the
-        # loop raises: the process must not exit with a half-written checkpoint.
-        try:
-            yield
-        finally:
-            self.strategy.wait_for_checkpoint()
 
     # ----------------------------------------------------------------- checkpoints
 
@@ -727,23 +447,6 @@ class Runner(RunnerBuilders, RunnerHooks):
             else f"{self._timestamp}.py"
         )
         self.cfg.dump(osp.join(self._work_dir, name))
-
-    def _log_env(self, env_cfg: dict) -> None:
-        runtime = dict(env_cfg)
-        runtime.update(self._randomness_cfg)
-        runtime["seed"] = self._seed
-        runtime["Distributed launcher"] = self._launcher
-        runtime["Distributed training"] = self._distributed
-        runtime["GPU number"] = self._world_size
-        system = "\n    " + "\n    ".join(f"{k}: {v}" for k, v in collect_env().items())
-        runtime_text = "\n    " + "\n    ".join(f"{k}: {v}" for k, v in runtime.items())
-        dashes = "-" * 60
-        self.logger.info(
-            f"\n{dashes}\nSystem environment:{system}\n\nRuntime environment:"
-            f"{runtime_text}\n{dashes}\n"
-        )
-        if self.cfg._cfg_dict:
-            self.logger.info(f"Config:\n{self.cfg.pretty_text}")
 
 
 __all__ = ["Runner"]

@@ -4,7 +4,9 @@ dataset, the model and the evaluator.
 A field is either metainfo (about the sample: image size, file name; deep-copied when set) or
 data (tensors, arrays, nested elements: shared, and what ``to``/``cpu``/``numpy`` convert).
 Values live as plain attributes, so reading ``sample.bboxes`` costs what any attribute does;
-the two ordered name tables say which kind each field is.
+the two ordered name tables (plain dicts of names, ``_metainfo_names`` and ``_data_names``) say
+which kind each field is; ``_metainfo_fields`` and ``_data_fields`` are set views of them, as
+MMEngine's sets (see field_names.py).
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ import torch
 from .class_attributes import method_names, property_names
 from .element_repr import element_repr
 from .errors import DataElementTypeError, DataElementValueError
+from .field_names import IMMUTABLE, FieldTable
 
-# The two name tables; they are the element's own bookkeeping, never fields.
-_TABLES = ("_metainfo_fields", "_data_fields")
+# The two name tables and their set views; they are the element's own bookkeeping, never
+# fields. A frozenset: every setattr looks a name up here (as fast as a 2-tuple scan).
+_TABLES = frozenset(("_metainfo_fields", "_data_fields", "_metainfo_names", "_data_names"))
+_OLD_TABLES = (("_metainfo_fields", "_metainfo_names"), ("_data_fields", "_data_names"))
 _FIELD_TYPES = ("metainfo", "data")
-_IMMUTABLE = "{name} has been used as a private attribute, which is immutable."
+_IMMUTABLE = IMMUTABLE
 
 
 def _type_name(dtype: type | tuple[type, ...]) -> str:
@@ -54,10 +59,14 @@ class BaseDataElement:
         (2, 4)
     """
 
+    # MMEngine's name tables, as sets: views of the dicts below (see field_names.py).
+    _metainfo_fields = FieldTable("_metainfo_names")
+    _data_fields = FieldTable("_data_names")
+
     def __init__(self, *, metainfo: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         # Dicts keep insertion order; their values are unused (an ordered set of names).
-        object.__setattr__(self, "_metainfo_fields", {})
-        object.__setattr__(self, "_data_fields", {})
+        object.__setattr__(self, "_metainfo_names", {})
+        object.__setattr__(self, "_data_names", {})
         if metainfo is not None:
             self.set_metainfo(metainfo)
         if kwargs:
@@ -115,7 +124,7 @@ class BaseDataElement:
         self._check_name(name, field_type)
         # A property's setter runs here and may store its value in a private twin field.
         object.__setattr__(self, name, value)
-        table = self._metainfo_fields if field_type == "metainfo" else self._data_fields
+        table = self._metainfo_names if field_type == "metainfo" else self._data_names
         table[name] = None
 
     def _check_name(self, name: str, field_type: str) -> None:
@@ -124,9 +133,9 @@ class BaseDataElement:
                 f"{name} has been used as a private attribute, which is immutable."
             )
         other_type, other_table = (
-            ("data", self._data_fields)
+            ("data", self._data_names)
             if field_type == "metainfo"
-            else ("metainfo", self._metainfo_fields)
+            else ("metainfo", self._metainfo_names)
         )
         if name in other_table:
             raise AttributeError(
@@ -151,7 +160,7 @@ class BaseDataElement:
         """The first data field other than ``name``: what a new value must agree with."""
         # A property and its private twin hold one value: replacing it changes nothing else.
         same = {name, "_" + name, name[1:] if name.startswith("_") else name}
-        for field in self._data_fields:
+        for field in self._data_names:
             if field not in same:
                 return field
         return None
@@ -167,8 +176,8 @@ class BaseDataElement:
                 f"{name} has been used as a private attribute, which is immutable."
             )
         object.__delattr__(self, name)
-        self._metainfo_fields.pop(name, None)
-        self._data_fields.pop(name, None)
+        self._metainfo_names.pop(name, None)
+        self._data_names.pop(name, None)
 
     __delitem__ = __delattr__
 
@@ -193,16 +202,16 @@ class BaseDataElement:
         raise KeyError(f"{name} is not contained in metainfo or data")
 
     def __contains__(self, name: str) -> bool:
-        return name in self._data_fields or name in self._metainfo_fields
+        return name in self._data_names or name in self._metainfo_names
 
     def keys(self) -> list[str]:
         """Names of the data fields, in the order they were set."""
         properties = property_names(type(self))
         if not properties:
-            return list(self._data_fields)
+            return list(self._data_names)
         # A property ``gt`` keeps its value in ``_gt``: list the property, not its storage.
-        hidden = {"_" + name for name in self._data_fields if name in properties}
-        return [name for name in self._data_fields if name not in hidden]
+        hidden = {"_" + name for name in self._data_names if name in properties}
+        return [name for name in self._data_names if name not in hidden]
 
     def values(self) -> list[Any]:
         """Values of the data fields, in the order of ``keys()``."""
@@ -215,11 +224,11 @@ class BaseDataElement:
 
     def metainfo_keys(self) -> list[str]:
         """Names of the metainfo fields, in the order they were set."""
-        return list(self._metainfo_fields)
+        return list(self._metainfo_names)
 
     def metainfo_values(self) -> list[Any]:
         """Values of the metainfo fields."""
-        return [getattr(self, name) for name in self._metainfo_fields]
+        return [getattr(self, name) for name in self._metainfo_names]
 
     def metainfo_items(self) -> Iterator[tuple[str, Any]]:
         """``(name, value)`` of each metainfo field."""
@@ -333,6 +342,14 @@ class BaseDataElement:
             return value
 
         return self._converted(convert)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Elements pickled by treadle 0.1.0 or by MMEngine hold the tables under
+        # `_metainfo_fields`/`_data_fields` (MMEngine's as sets): take them as the name tables.
+        for old, new in _OLD_TABLES:
+            if old in state:
+                state[new] = dict.fromkeys(state.pop(old))
+        self.__dict__.update(state)
 
     def __repr__(self) -> str:
         return element_repr(self, self.metainfo_items(), self.items())

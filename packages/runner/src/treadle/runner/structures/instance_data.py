@@ -89,7 +89,7 @@ class InstanceData(BaseDataElement):
         setattr(self, name, value)
 
     def __len__(self) -> int:
-        for name in self._data_fields:
+        for name in self._data_names:
             return len(getattr(self, name))
         return 0
 

@@ -81,7 +81,7 @@ class PixelData(BaseDataElement):
     @property
     def shape(self) -> tuple[int, int] | None:
         """(height, width) of the maps, or None while there are none."""
-        for name in self._data_fields:
+        for name in self._data_names:
             return tuple(getattr(self, name).shape[-2:])
         return None
 

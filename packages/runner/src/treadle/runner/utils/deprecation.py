@@ -7,16 +7,29 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .errors import UtilsTypeError
 
-def _clean(docstring: str) -> str:
-    import inspect  # only when a deprecated function is defined: inspect is slow to import
 
-    return inspect.cleandoc(docstring)
+def _under_note(note: str, docstring: str | None) -> str:
+    """``docstring`` under the deprecation ``note``, as MMEngine lays it out (code reads it): the
+    note, a blank line, then the summary (up to the first blank line) and the body, each
+    indented by four spaces."""
+    import textwrap  # only when a deprecated function is defined
+
+    summary, _, body = (docstring or "").partition("\n\n")
+    # The summary's first line has no indentation and the others have the function's: each line
+    # loses its own.
+    summary = "\n".join(line.lstrip() for line in summary.split("\n"))
+    parts = [note, "\n\n", textwrap.indent(summary, "    ")]
+    if body:
+        parts += ["\n\n", textwrap.indent(textwrap.dedent(body), "    ")]
+    return "".join(parts)
 
 
 def deprecated_function(since: str, removed_in: str, instructions: str) -> Callable:
     """Mark a function deprecated: its first call logs a warning through the current logger
-    naming the versions and ``instructions``, and its docstring starts with a deprecation note.
+    naming the versions and ``instructions``, and its docstring starts with a deprecation note,
+    the original text indented under it (MMEngine's layout).
 
     Example:
         >>> @deprecated_function('0.2.0', '0.3.0', 'use `load_weights` instead')
@@ -51,7 +64,7 @@ def deprecated_function(since: str, removed_in: str, instructions: str) -> Calla
             f"    Deprecated and will be removed in version {removed_in}.\n"
             f"    Please {instructions.rstrip('.')}.\n"
         )
-        wrapper.__doc__ = note + ("\n" + _clean(func.__doc__) if func.__doc__ else "")
+        wrapper.__doc__ = _under_note(note, func.__doc__)
         return wrapper
 
     return decorate
@@ -78,7 +91,7 @@ def deprecated_api_warning(name_dict: dict[str, str], cls_name: str | None = Non
                 if old not in kwargs:
                     continue
                 if new in kwargs:
-                    raise TypeError(
+                    raise UtilsTypeError(
                         f"`{where}` got both {old!r} (deprecated) and its replacement {new!r}; "
                         f"pass only {new!r}"
                     )

@@ -15,13 +15,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from functools import wraps
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from torch import nn
 
 from treadle.logging import print_log
+
+from .errors import UtilsValueError
 
 TORCH_VERSION = torch.__version__
 
@@ -116,36 +118,63 @@ def tensor2imgs(
 
 class TimeCounter:
     """Time a function (as a decorator) or a block (as a context manager) and log the mean
-    time per run every ``log_interval`` runs, after ``warmup_interval`` runs not counted.
+    time per run every ``log_interval`` runs, the first ``warmup_interval - 1`` runs left out.
+
+    Counters are shared by tag, as in MMEngine: ``TimeCounter(tag='decode')`` written inside a
+    loop is the same counter at each pass, so its runs add up (the arguments of later calls are
+    ignored). A block needs a tag, to tell it apart in the log; a function is named by its own
+    name unless a tag is given. The mean goes to ``logger`` (the current Logger by default).
 
     Example:
         >>> @TimeCounter(log_interval=10, tag='decode')
         ... def decode(x):
         ...     return x
-        >>> with TimeCounter(tag='block'):
-        ...     pass
+        >>> for step in range(3):
+        ...     with TimeCounter(tag='block'):
+        ...         pass
+        >>> TimeCounter(tag='block').count
+        3
     """
 
-    def __init__(
-        self,
+    #: The counter of each tag.
+    instance_dict: ClassVar[dict[str, TimeCounter]] = {}
+
+    log_interval: int
+    warmup_interval: int
+    with_sync: bool
+    tag: str | None
+    logger: Any
+    count: int
+
+    def __new__(
+        cls,
         log_interval: int = 1,
         warmup_interval: int = 1,
         with_sync: bool = True,
         tag: str | None = None,
-    ) -> None:
-        for name, value, least in (
-            ("log_interval", log_interval, 1),
-            ("warmup_interval", warmup_interval, 0),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"TimeCounter's {name} must be an int >= {least}, got {value!r}")
-        self.log_interval = log_interval
-        self.warmup_interval = warmup_interval
-        self.with_sync = with_sync
-        self.tag = tag
-        self._runs = 0
-        self._total = 0.0
-        self._start = 0.0
+        logger: Any = None,
+    ) -> TimeCounter:
+        for name, value in (("log_interval", log_interval), ("warmup_interval", warmup_interval)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                # "must be greater than 0": what MMEngine asserts for warmup_interval.
+                raise UtilsValueError(
+                    f"TimeCounter's {name} must be greater than 0 (an int >= 1), got {value!r}"
+                )
+        if tag is not None and tag in cls.instance_dict:
+            return cls.instance_dict[tag]
+        # No __init__: it would run again on the shared counter a later call returns.
+        counter = super().__new__(cls)
+        counter.log_interval = log_interval
+        counter.warmup_interval = warmup_interval
+        counter.with_sync = with_sync
+        counter.tag = tag
+        counter.logger = logger
+        counter.count = 0
+        counter._total = 0.0
+        counter._start = 0.0
+        if tag is not None:
+            cls.instance_dict[tag] = counter
+        return counter
 
     def _sync(self) -> None:
         # A GPU kernel runs after its launch returns: wait for it, or the time is the launch's.
@@ -153,37 +182,46 @@ class TimeCounter:
             torch.cuda.synchronize()
 
     def __enter__(self) -> TimeCounter:
+        if self.tag is None:
+            raise UtilsValueError(
+                "a TimeCounter used as a context manager needs a tag to tell its lines apart "
+                "in the log: please specify the tag parameter, TimeCounter(tag='...')"
+            )
+        self.count += 1
         self._sync()
         self._start = time.perf_counter()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self._sync()
-        self._record(time.perf_counter() - self._start, self.tag or "block")
+        self._record(time.perf_counter() - self._start)
 
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        tag = self.tag or getattr(fn, "__qualname__", repr(fn))
+        if self.tag is None:
+            self.tag = getattr(fn, "__name__", repr(fn))
 
         @wraps(fn)
         def timed(*args: Any, **kwargs: Any) -> Any:
+            self.count += 1
             self._sync()
             start = time.perf_counter()
             result = fn(*args, **kwargs)
             self._sync()
-            self._record(time.perf_counter() - start, tag)
+            self._record(time.perf_counter() - start)
             return result
 
         return timed
 
-    def _record(self, seconds: float, tag: str) -> None:
-        self._runs += 1
-        if self._runs <= self.warmup_interval:
+    def _record(self, seconds: float) -> None:
+        # MMEngine's arithmetic: runs from the warmup_interval-th on are counted, and the line
+        # names the number of runs so far.
+        if self.count < self.warmup_interval:
             return
         self._total += seconds
-        counted = self._runs - self.warmup_interval
-        if counted % self.log_interval == 0:
+        if self.count % self.log_interval == 0:
+            mean = self._total / (self.count - self.warmup_interval + 1)
             print_log(
-                f"[{tag}]-time per run averaged in the past {counted} runs: "
-                f"{self._total / counted * 1000:.1f} ms",
-                logger="current",
+                f"[{self.tag}]-time per run averaged in the past {self.count} runs: "
+                f"{mean * 1000:.1f} ms",
+                logger=self.logger if self.logger is not None else "current",
             )

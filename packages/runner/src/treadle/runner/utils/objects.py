@@ -6,6 +6,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from .errors import UtilsTypeError
+
 
 def is_method_overridden(method: str, base_class: type, derived_class: type | Any) -> bool:
     """Whether ``derived_class`` (a class or an instance of one) defines ``method`` itself
@@ -20,9 +22,9 @@ def is_method_overridden(method: str, base_class: type, derived_class: type | An
         True
     """
     if not isinstance(base_class, type):
-        raise TypeError(
+        raise UtilsTypeError(
             f"is_method_overridden: base_class must be a class, got an instance of "
-            f"{type(base_class).__name__}"
+            f"{type(base_class).__name__} (the derived class may be either)"
         )
     if not isinstance(derived_class, type):
         derived_class = type(derived_class)

@@ -12,6 +12,10 @@ _DEFAULT_MESSAGE = (
     'Prerequisites "{}" are required in method "{}" but not found, please install them first.'
 )
 
+#: Whether the message is also printed to stdout before the RuntimeError is raised, as MMEngine
+#: does (its users' tests read it there). treadle.compat switches it on while installed.
+PRINT_MISSING = False
+
 
 def check_prerequisites(
     prerequisites: str | list[str],
@@ -19,7 +23,8 @@ def check_prerequisites(
     msg_tmpl: str = _DEFAULT_MESSAGE,
 ) -> Callable[[Callable], Callable]:
     """A decorator: each call checks every prerequisite with ``checker`` and raises
-    ``RuntimeError`` with ``msg_tmpl.format(missing, function_name)`` when some are missing.
+    ``RuntimeError`` with ``msg_tmpl.format(missing, function_name)`` when some are missing
+    (printed to stdout first where :data:`PRINT_MISSING` is set, as MMEngine does).
 
     Example:
         >>> @check_prerequisites(['ls'], checker=lambda name: name == 'ls')
@@ -35,7 +40,10 @@ def check_prerequisites(
         def checked(*args: Any, **kwargs: Any) -> Any:
             missing = [name for name in names if not checker(name)]
             if missing:
-                raise RuntimeError(msg_tmpl.format(", ".join(missing), func.__name__))
+                message = msg_tmpl.format(", ".join(missing), func.__name__)
+                if PRINT_MISSING:
+                    print(message)
+                raise RuntimeError(message)
             return func(*args, **kwargs)
 
         return checked

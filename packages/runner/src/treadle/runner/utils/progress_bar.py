@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TextIO
 
 from .progress_display import PlainDisplay, RichDisplay, open_display
+from .progress_mmengine import MMEngineDisplay
 
 
 class ProgressBar:
     """A progress bar for ``task_num`` tasks (0: unknown), advanced by ``update()``.
 
     On a terminal it is a live rich bar; written to a file or a pipe it is a few plain lines
-    (no escapes). ``force_terminal`` overrides the check (True: always the live bar).
+    (no escapes). ``force_terminal`` overrides the check (True: always the live bar). With
+    ``mmengine_format`` (switched on by treadle.compat) it writes MMEngine's text wherever it
+    goes: one line redrawn after a carriage return at each update, ended by ``close()``.
 
     Example:
         >>> bar = ProgressBar(3)
@@ -20,6 +24,9 @@ class ProgressBar:
         >>> bar.completed
         3
     """
+
+    #: MMEngine's progress text for bars started from now on (see above).
+    mmengine_format = False
 
     def __init__(
         self,
@@ -35,13 +42,17 @@ class ProgressBar:
         self.file = file
         self.force_terminal = force_terminal
         self.completed = 0
-        self._display: PlainDisplay | RichDisplay | None = None
+        self._display: PlainDisplay | RichDisplay | MMEngineDisplay | None = None
         if start:
             self.start()
 
     def start(self) -> None:
         """Show the bar at 0 and start the clock."""
         self.completed = 0
+        if self.mmengine_format:
+            file = sys.stdout if self.file is None else self.file
+            self._display = MMEngineDisplay(file, self.task_num, self.bar_width)
+            return
         self._display = open_display(
             self.task_num,
             file=self.file,
@@ -64,3 +75,9 @@ class ProgressBar:
         the ``track_*`` functions for bars of unknown length."""
         if self._display is not None:
             self._display.finish(self.completed)
+
+    def close(self) -> None:
+        """Draw the final state and end the bar's output (MMEngine's text ends its line here);
+        the ``track_*`` functions call it when their tasks are done."""
+        if self._display is not None:
+            self._display.close(self.completed)

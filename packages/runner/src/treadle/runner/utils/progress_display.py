@@ -80,6 +80,9 @@ class PlainDisplay:
         if completed != self._last_written:
             self._write(completed)
 
+    def close(self, completed: int) -> None:
+        self.finish(completed)
+
 
 class RichDisplay:
     """Progress as one live rich bar, redrawn at most ten times a second."""
@@ -127,6 +130,9 @@ class RichDisplay:
         self._progress.update(self._task, completed=completed, refresh=True)
         self._progress.stop()
         self._finished = True
+
+    def close(self, completed: int) -> None:
+        self.finish(completed)
 
 
 def open_display(

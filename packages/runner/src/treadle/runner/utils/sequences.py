@@ -7,6 +7,8 @@ from collections import abc
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from .errors import UtilsValueError
+
 
 def is_str(x: Any) -> bool:
     """Whether ``x`` is a str (bytes are not)."""
@@ -75,7 +77,8 @@ def slice_list(in_list: Sequence, lens: int | Sequence[int]) -> list:
     """
     if isinstance(lens, int):
         if lens <= 0 or len(in_list) % lens:
-            raise ValueError(
+            # Also the AssertionError MMEngine raises here.
+            raise UtilsValueError(
                 f"slice_list: a list of length {len(in_list)} does not cut into pieces of "
                 f"length {lens}"
             )

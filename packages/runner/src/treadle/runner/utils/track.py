@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO
 
+from .errors import UtilsTypeError
 from .progress_bar import ProgressBar
 
 
@@ -13,7 +14,8 @@ def split_tasks(tasks: Any) -> tuple[Iterable, int]:
     """The tasks and their number from a sequence, or from a ``(iterable, number)`` tuple."""
     if isinstance(tasks, tuple):
         if len(tasks) != 2 or not isinstance(tasks[0], Iterable) or not isinstance(tasks[1], int):
-            raise TypeError(
+            # Also the AssertionError MMEngine raises here.
+            raise UtilsTypeError(
                 "a tuple `tasks` must be (iterable of tasks, number of tasks), got a tuple of "
                 f"{len(tasks)}: {tasks!r:.80}; pass a list to give the tasks themselves"
             )
@@ -49,7 +51,7 @@ def track_progress(
             results.append(func(task, **kwargs))
             bar.update()
     finally:  # a terminal bar gives the cursor back even when a task raises
-        bar.finish()
+        bar.close()
     return results
 
 
@@ -73,7 +75,7 @@ def track_iter_progress(
             yield task
             bar.update()
     finally:  # also when the loop stops early
-        bar.finish()
+        bar.close()
 
 
 def track_parallel_progress(
@@ -134,5 +136,5 @@ def track_parallel_progress(
         raise
     finally:
         pool.join()
-        bar.finish()
+        bar.close()
     return results

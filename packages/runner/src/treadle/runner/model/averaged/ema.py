@@ -10,6 +10,7 @@ from torch import Tensor, nn
 from treadle.logging import print_log
 from treadle.runner.registry import MODELS
 
+from ..errors import ModelArgumentError
 from .base import BaseAveragedModel
 
 
@@ -45,7 +46,10 @@ class ExponentialMovingAverage(BaseAveragedModel):
     ) -> None:
         super().__init__(model, interval, device, update_buffers)
         if not 0.0 < momentum < 1.0:
-            raise ValueError(f"{type(self).__name__}: momentum must be in (0, 1), got {momentum}")
+            raise ModelArgumentError(
+                f"{type(self).__name__}: momentum must be in range (0, 1) (the weight of the "
+                f"model's new value in each update), got {momentum}"
+            )
         if momentum > 0.5:
             print_log(
                 f"{type(self).__name__}: momentum={momentum} is the weight of the new value "
@@ -105,7 +109,9 @@ class MomentumAnnealingEMA(ExponentialMovingAverage):
             update_buffers=update_buffers,
         )
         if not gamma > 0:
-            raise ValueError(f"{type(self).__name__}: gamma must be positive, got {gamma}")
+            raise ModelArgumentError(
+                f"{type(self).__name__}: gamma must be greater than 0, got {gamma}"
+            )
         self.gamma = gamma
 
     def current_momentum(self, steps: int) -> float:

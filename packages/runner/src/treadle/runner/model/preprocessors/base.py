@@ -12,6 +12,7 @@ from treadle.runner.registry import MODELS
 from treadle.runner.structures import BaseDataElement
 
 from .device_moves import accelerator_device, device_of_to_args, with_index
+from .prefetched import PrefetchedCopies
 
 
 @MODELS.register_module()
@@ -22,12 +23,19 @@ class BaseDataPreprocessor(nn.Module):
     Args:
         non_blocking: copy to the device without waiting (useful from pinned memory).
 
+    In training on an accelerator, the train loop copies the batch's tensors ahead of the step
+    (``train_cfg.device_prefetch``): :meth:`cast_data` then takes those copies (prefetched.py).
+
     Example:
         >>> preprocessor = BaseDataPreprocessor()
         >>> batch = preprocessor({'inputs': [torch.ones(2)], 'data_samples': None})
         >>> batch['inputs'][0].device
         device(type='cpu')
     """
+
+    # The device copies the train loop made ahead of the step (None: it made none); see
+    # prefetched.py and treadle.runner.loops.device_prefetch.
+    _prefetched: PrefetchedCopies | None = None
 
     def __init__(self, non_blocking: bool | None = False) -> None:
         super().__init__()
@@ -76,6 +84,11 @@ class BaseDataPreprocessor(nn.Module):
             # to() would return the same tensor, only slower.
             if data.device == self._device_here:
                 return data
+            prefetched = self._prefetched
+            if prefetched is not None:
+                copy = prefetched.take(data, self._device_here)
+                if copy is not None:
+                    return copy
             return data.to(self._device, non_blocking=self._non_blocking)
         if isinstance(data, BaseDataElement):
             return data.to(self._device, non_blocking=self._non_blocking)

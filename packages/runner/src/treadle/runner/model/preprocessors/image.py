@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 from treadle.runner.registry import MODELS
 
+from ..errors import ModelArgumentError, ModelInputError
 from ..utils import stack_batch
 from .base import BaseDataPreprocessor
 
@@ -26,11 +27,16 @@ def _channel_values(name: str, values: Sequence[float] | None) -> torch.Tensor |
             f"{type(values).__name__}: {values!r}"
         )
     if len(values) not in (1, 3):
-        raise ValueError(
-            f"ImgDataPreprocessor: {name} must have 1 value (gray, or the same for every "
+        raise ModelArgumentError(
+            f"ImgDataPreprocessor: `{name}` should have 1 value (gray, or the same for every "
             f"channel) or 3 values (one per channel), got {len(values)}: {list(values)!r}"
         )
     return torch.as_tensor(values, dtype=torch.float32).view(-1, 1, 1).clone()
+
+
+def _what(index: int | None) -> str:
+    """How an error names the images: ``inputs[i]`` of a list, or the batched tensor."""
+    return "data['inputs']" if index is None else f"inputs[{index}]"
 
 
 @MODELS.register_module()
@@ -38,7 +44,8 @@ class ImgDataPreprocessor(BaseDataPreprocessor):
     """Prepare images for a model: move them to its device, swap BGR/RGB, normalize with
     ``mean`` and ``std``, pad to a multiple of ``pad_size_divisor`` and stack them.
 
-    ``data['inputs']`` is either a list of (C, H, W) tensors of any sizes (``pseudo_collate``),
+    ``data['inputs']`` is either a list of (C, H, W) tensors of any sizes (``pseudo_collate``;
+    an (H, W) gray image counts as (1, H, W)),
     padded at the bottom and right to the largest then stacked, or an (N, C, H, W) tensor
     (``default_collate``), padded as a whole. Channels are swapped before the conversion to
     float (cheaper on uint8), normalization comes before padding (the padding keeps
@@ -73,15 +80,16 @@ class ImgDataPreprocessor(BaseDataPreprocessor):
     ) -> None:
         super().__init__(non_blocking)
         if bgr_to_rgb and rgb_to_bgr:
-            raise ValueError(
-                "ImgDataPreprocessor: bgr_to_rgb and rgb_to_bgr are both True; they are the "
-                "same swap of the first and third channel, set only one"
+            raise ModelArgumentError(
+                "ImgDataPreprocessor: bgr_to_rgb and rgb_to_bgr are both True (`bgr2rgb` and "
+                "`rgb2bgr` cannot be set to True at the same time): they are the same swap of "
+                "the first and third channel, set only one"
             )
         if (mean is None) != (std is None):
             given, missing = ("mean", "std") if std is None else ("std", "mean")
-            raise ValueError(
-                f"ImgDataPreprocessor: {given} is set but {missing} is None; normalization "
-                "needs both (or neither)"
+            raise ModelArgumentError(
+                f"ImgDataPreprocessor: {given} is set but {missing} is None; mean and std "
+                "should be both set (normalization needs both) or both None"
             )
         if isinstance(pad_size_divisor, bool) or not isinstance(pad_size_divisor, int):
             raise TypeError(
@@ -139,25 +147,35 @@ class ImgDataPreprocessor(BaseDataPreprocessor):
         data.setdefault("data_samples", None)
         return data
 
-    def _check_channels(self, channels: int, shape: tuple[int, ...], what: str) -> None:
-        if self._channel_conversion and channels != 3:
+    def _check_channels(self, channels: int, given: torch.Tensor, index: int | None) -> None:
+        # Runs for every image of every batch: 3 channels return at once, and the message
+        # (and the shape in it) is made only when it is raised.
+        if channels == 3:
+            return
+        if self._channel_conversion:
             raise ValueError(
-                f"ImgDataPreprocessor: bgr_to_rgb/rgb_to_bgr needs 3 channels, but {what} has "
-                f"shape {shape}"
+                f"ImgDataPreprocessor: bgr_to_rgb/rgb_to_bgr needs 3 channels, but "
+                f"{_what(index)} has shape {tuple(given.shape)}"
             )
-        if self._enable_normalize and self.mean.shape[0] == 3 and channels != 3:
-            raise ValueError(
-                f"ImgDataPreprocessor: mean and std have 3 values, so images need 3 channels, "
-                f"but {what} has shape {shape}"
+        if self._enable_normalize and self.mean.shape[0] == 3:
+            raise ModelInputError(
+                f"ImgDataPreprocessor: If the mean has 3 values, the input tensor should be "
+                f"in shape of (3, H, W) (one value per channel), but {_what(index)} has shape "
+                f"{tuple(given.shape)}"
             )
 
     def _one_image(self, image: torch.Tensor, index: int) -> torch.Tensor:
-        if image.dim() != 3:
+        given = image
+        dims = image.dim()
+        if dims == 2:
+            # A gray image without its channel dimension, which MMEngine takes too.
+            image = image[None]
+        elif dims != 3:
             raise ValueError(
-                f"ImgDataPreprocessor: each image must be a (C, H, W) tensor, but inputs[{index}] "
-                f"has shape {tuple(image.shape)}"
+                f"ImgDataPreprocessor: each image must be a (C, H, W) tensor or an (H, W) gray "
+                f"image, but inputs[{index}] has shape {tuple(image.shape)}"
             )
-        self._check_channels(image.shape[0], tuple(image.shape), f"inputs[{index}]")
+        self._check_channels(image.size(0), given, index)
         if self._channel_conversion:
             image = image[_SWAP_RB]
         image = image.float()
@@ -171,7 +189,7 @@ class ImgDataPreprocessor(BaseDataPreprocessor):
                 f"ImgDataPreprocessor: a batched data['inputs'] must be an (N, C, H, W) tensor, "
                 f"got shape {tuple(inputs.shape)}; pass a list of (C, H, W) tensors otherwise"
             )
-        self._check_channels(inputs.shape[1], tuple(inputs.shape), "data['inputs']")
+        self._check_channels(inputs.size(1), inputs, None)
         if self._channel_conversion:
             inputs = inputs[:, _SWAP_RB]
         inputs = inputs.float()

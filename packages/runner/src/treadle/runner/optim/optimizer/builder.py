@@ -35,12 +35,12 @@ _RENAMED = {"Adafactor": "TorchAdafactor"}
 
 
 def _optimizer_classes(module: Any) -> list[tuple[str, type]]:
+    # The base class torch.optim.Optimizer is one of them, registered as 'Optimizer' as in
+    # MMEngine (a custom optimizer's config may name it with its own `defaults`).
     return [
         (name, value)
         for name, value in sorted(vars(module).items())
-        if inspect.isclass(value)
-        and issubclass(value, torch.optim.Optimizer)
-        and value is not torch.optim.Optimizer
+        if inspect.isclass(value) and issubclass(value, torch.optim.Optimizer)
     ]
 
 

@@ -14,6 +14,7 @@ from torch import nn
 from treadle.logging import print_log
 from treadle.runner.registry import OPTIM_WRAPPER_CONSTRUCTORS, OPTIM_WRAPPERS, OPTIMIZERS
 
+from .errors import OptimConfigError
 from .third_party import real_optimizer_class
 
 # The multipliers of paramwise_cfg, and which optimizer setting each multiplies.
@@ -94,9 +95,9 @@ class DefaultOptimWrapperConstructor:
                 f"{optim_wrapper_cfg!r}"
             )
         if "optimizer" not in optim_wrapper_cfg:
-            raise ValueError(
-                f"optim_wrapper_cfg needs the key 'optimizer' (the optimizer's config, e.g. "
-                f"optimizer=dict(type='SGD', lr=0.01)); it has {sorted(optim_wrapper_cfg)}"
+            raise OptimConfigError(
+                f"`optim_wrapper_cfg` must contain the key 'optimizer' (the optimizer's config, "
+                f"e.g. optimizer=dict(type='SGD', lr=0.01)); it has {sorted(optim_wrapper_cfg)}"
             )
         self.optim_wrapper_cfg = dict(optim_wrapper_cfg)
         self.optimizer_cfg = self.optim_wrapper_cfg.pop("optimizer")
@@ -221,8 +222,9 @@ class DefaultOptimWrapperConstructor:
                 continue
             if first_name is not None:
                 raise ValueError(
-                    f"{full_name} is the parameter {first_name} again (shared between "
-                    f"modules), and a parameter can be in one param group only: set "
+                    f"some parameters appear in more than one parameter group: {full_name} is "
+                    f"the parameter {first_name} again (shared between modules), and a "
+                    f"parameter can be in one param group only: set "
                     f"paramwise_cfg['bypass_duplicate']=True to optimize it once"
                 )
             param_group: dict[str, Any] = {"params": [param]}
@@ -300,7 +302,7 @@ class DefaultOptimWrapperConstructor:
         """Build the optimizer wrapper of ``model`` (a model wrapper's inner model is used)."""
         from treadle.runner.model import unwrap_model  # the model layer, loaded on first build
 
-        model = unwrap_model(model)
+        model = _inner_model(unwrap_model(model))
         optimizer_cfg = dict(self.optimizer_cfg)
         optimizer_class = _optimizer_class(optimizer_cfg.get("type"))
         # Some optimizers (colossalai's HybridAdam) call their first argument model_params.
@@ -337,6 +339,33 @@ class DefaultOptimWrapperConstructor:
                     logger="current",
                     level=logging.WARNING,
                 )
+
+
+def _inner_model(model: nn.Module) -> nn.Module:
+    """``model.module`` when ``model`` is a wrapper in all but registration, else ``model``.
+
+    MMEngine's constructor optimizes ``model.module`` whenever that attribute exists, so a toolbox
+    may wrap a model in a bare ``nn.Module`` holding it as ``module`` (mmsegmentation's layer decay
+    constructors match names such as ``backbone.layers.0``, without a ``module.`` prefix). Where
+    every parameter belongs to ``model.module`` that is the same set of parameters, so we do the
+    same. Where ``model`` has parameters of its own, MMEngine would leave them out of the
+    optimizer; we keep them in (the model is kept whole) and say so.
+    """
+    inner = getattr(model, "module", None)
+    if not isinstance(inner, nn.Module) or inner is model:
+        return model
+    inner_ids = {id(param) for param in inner.parameters()}
+    outside = [name for name, param in model.named_parameters() if id(param) not in inner_ids]
+    if not outside:
+        return inner
+    print_log(
+        f"{type(model).__name__} has a child named 'module' and parameters outside it "
+        f"({', '.join(outside[:3])}{', ...' if len(outside) > 3 else ''}): all of its parameters "
+        "are optimized, where MMEngine would optimize only those of model.module",
+        logger="current",
+        level=logging.WARNING,
+    )
+    return model
 
 
 class _SeenParams:

@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from .base import BaseOptimWrapper
+from .errors import OptimWrapperTypeError
 from .optimizer_wrapper import OptimWrapper
 
 
@@ -37,8 +38,8 @@ class OptimWrapperDict(OptimWrapper):
     def __init__(self, **optim_wrappers: BaseOptimWrapper) -> None:
         for name, wrapper in optim_wrappers.items():
             if not isinstance(wrapper, BaseOptimWrapper):
-                raise TypeError(
-                    f"OptimWrapperDict takes optimizer wrappers, but {name}= is a "
+                raise OptimWrapperTypeError(
+                    f"`OptimWrapperDict` only accept optimizer wrappers, but {name}= is a "
                     f"{type(wrapper).__name__}; wrap an optimizer first: "
                     f"{name}=OptimWrapper(optimizer)"
                 )
@@ -46,9 +47,10 @@ class OptimWrapperDict(OptimWrapper):
 
     def _per_wrapper(self, method: str) -> NoReturn:
         raise NotImplementedError(
-            f"OptimWrapperDict.{method}: a loss belongs to one optimizer, so call {method} on "
-            f"that wrapper, e.g. optim_wrapper[{next(iter(self.optim_wrappers), 'name')!r}]."
-            f"{method}(...); the wrappers here: {', '.join(self.optim_wrappers) or 'none'}"
+            f"OptimWrapperDict.{method}: `{method}` should be called by each optimizer wrapper "
+            f"separately (a loss belongs to one optimizer), e.g. "
+            f"optim_wrapper[{next(iter(self.optim_wrappers), 'name')!r}].{method}(...); the "
+            f"wrappers here: {', '.join(self.optim_wrappers) or 'none'}"
         )
 
     def update_params(

@@ -63,9 +63,9 @@ class MomentumSchedulerMixin:
                 group["momentum"] = group["betas"][0]
         else:
             raise ValueError(
-                f"{name}: the optimizer {type(optimizer).__name__} has neither 'momentum' nor "
-                f"'betas' in its defaults ({', '.join(k for k in defaults if k != 'params')}), "
-                "so it has no momentum to schedule"
+                f"{name}: optimizer must support momentum when using momentum scheduler, but "
+                f"{type(optimizer).__name__} has neither 'momentum' nor 'betas' in its defaults "
+                f"({', '.join(k for k in defaults if k != 'params')})"
             )
         super().__init__(optimizer, "momentum", *args, **kwargs)  # type: ignore[call-arg]
 
