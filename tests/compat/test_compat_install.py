@@ -99,17 +99,17 @@ def test_a_missing_mmengine_name_is_an_import_error_naming_it(compat):
 
     with pytest.raises(ImportError) as caught:
         from mmengine.fileio.backends.petrel_backend import PetrelBackend  # noqa: F401
-        from mmengine.runner.checkpoint import load_from_ceph  # noqa: F401
+        from mmengine.utils.path import find_vcs_root  # noqa: F401
     message = str(caught.value)
     assert isinstance(caught.value, treadle.compat.MissingNameError)
-    assert "mmengine.runner.checkpoint.load_from_ceph is not provided by treadle" in message
-    assert "petrel backend, which treadle.fileio does not have" in message  # the reason
+    assert "mmengine.utils.path.find_vcs_root is not provided by treadle" in message
+    assert "unused by MMEngine and the toolboxes" in message  # the reason
     assert "coverage table" in message
     # The same through attribute access, not a bare AttributeError deep inside.
-    import mmengine.runner.checkpoint
+    import mmengine.utils.path
 
-    with pytest.raises(ImportError, match=r"mmengine\.runner\.checkpoint\.load_from_ceph"):
-        mmengine.runner.checkpoint.load_from_ceph  # noqa: B018
+    with pytest.raises(ImportError, match=r"mmengine\.utils\.path\.find_vcs_root"):
+        mmengine.utils.path.find_vcs_root  # noqa: B018
 
 
 def test_a_name_mmengine_never_had_is_an_attribute_error(compat):

@@ -109,10 +109,8 @@ def test_usage(tmp_path):
 
 
 def test_missing_name_in_a_script_names_module_name_and_table(tmp_path):
-    (tmp_path / "old.py").write_text("from mmengine.runner.checkpoint import load_from_ceph\n")
+    (tmp_path / "old.py").write_text("from mmengine.utils.path import find_vcs_root\n")
     result = launch("old.py", cwd=tmp_path)
     assert result.returncode == 1
-    assert "MissingNameError: mmengine.runner.checkpoint.load_from_ceph is not provided" in (
-        result.stderr
-    )
+    assert "MissingNameError: mmengine.utils.path.find_vcs_root is not provided" in result.stderr
     assert "coverage table" in result.stderr

@@ -55,7 +55,11 @@ def test_patched_rank_and_world_size_name_the_rank_file(compat, tmp_path):
             "compat.rank1.dist", log_file=str(tmp_path / "run.log"), distributed=True
         )
     try:
-        assert logger.log_file == str(tmp_path / "run_rank1.log")
+        # MMEngine's per-rank name: user@host, device and rank.
+        from mmengine.logging.logger import _get_device_id, _get_host_info
+
+        name = f"run_{_get_host_info()}_device{_get_device_id()}_rank1.log"
+        assert logger.log_file == str(tmp_path / name)
     finally:
         logger.close()
         MMLogger._instance_dict.pop("compat.rank1.dist", None)
@@ -94,3 +98,17 @@ def test_config_utils_tables_and_package_path(compat):
         _get_package_and_cfg_path("a/b.py")
     with pytest.raises(AssertionError, match="does not support to load mmfoo config"):
         _get_package_and_cfg_path("mmfoo::a/b.py")
+
+
+def test_multi_process_test_case_leaves_torch_backends_flags_settable(compat):
+    # PyTorch's test utilities freeze torch.backends flags when imported; MMEngine's copy of the
+    # test case does not, so a later `cudnn.benchmark = True` (a Runner's env_cfg) still works.
+    pytest.importorskip("expecttest")
+    assert not torch.backends.flags_frozen()
+    from mmengine.testing._internal import MultiProcessTestCase
+
+    assert MultiProcessTestCase.__name__ == "MultiProcessTestCase"
+    assert not torch.backends.flags_frozen()
+    benchmark = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = not benchmark
+    torch.backends.cudnn.benchmark = benchmark

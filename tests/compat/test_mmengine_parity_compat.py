@@ -18,7 +18,6 @@ TOOL = Path(__file__).parents[2] / "tools" / "compat_coverage.py"
 
 # MMEngine names whose treadle object has another class or function name on purpose.
 ALIASES = {
-    "HardDiskBackend": "LocalBackend",
     "MMLogger": "Logger",
     "to_ntuple": "to_ntuple",
     "JitModelAnalysis": "ModelAnalysis",

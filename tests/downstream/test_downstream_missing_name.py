@@ -10,7 +10,7 @@ import pytest
 from downstream_runs import engine_command, run
 
 #: A module-level name of MMEngine 0.10.7 that treadle leaves out on purpose.
-MISSING = "from mmengine.runner.checkpoint import load_from_ceph"
+MISSING = "from mmengine.utils.path import find_vcs_root"
 
 
 def test_a_missing_mmengine_name_is_named_in_the_failure(tmp_path):
@@ -23,6 +23,5 @@ def test_a_missing_mmengine_name_is_named_in_the_failure(tmp_path):
     message = str(failure.value)
     assert "exited 1" in message
     assert (
-        "MissingNameError: mmengine.runner.checkpoint.load_from_ceph is not provided by treadle"
-        in message
+        "MissingNameError: mmengine.utils.path.find_vcs_root is not provided by treadle" in message
     )

@@ -16,6 +16,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+from .children import hook_children
 from .mmengine_0_10_7 import MODULES
 from .patching import NOT_FOUND, forward_restore, forward_set
 from .paths import NAMES
@@ -153,10 +154,20 @@ def _alias_mmengine_scope(on: bool) -> None:
 
 def _mmengine_scalars_file(on: bool) -> None:
     # Toolbox scripts (log analysis, plotting) read scalars.json: keep MMEngine's keys there,
-    # without the training iteration treadle adds to validation lines.
+    # without the training iteration treadle adds to validation lines, and each call's line
+    # in the file when the call returns (MMEngine appends it; treadle buffers for 2 s).
     from treadle.visual.backends import LocalVisBackend
 
     LocalVisBackend.write_iteration = not on
+    LocalVisBackend.write_through = on
+
+
+def _mmengine_visual_checks(on: bool) -> None:
+    # treadle.visual accepts a few inputs MMEngine refuses (nested lists as coordinates, numpy
+    # feature maps, flipped boxes drawn with a warning); MMEngine code's tests expect refusals.
+    from treadle.visual.mmengine_checks import MMEngineChecks
+
+    MMEngineChecks.enabled = on
 
 
 def _mmengine_wandb_calls(on: bool) -> None:
@@ -165,6 +176,41 @@ def _mmengine_wandb_calls(on: bool) -> None:
     from treadle.visual.backends.wandb_backend import WandbVisBackend
 
     WandbVisBackend.step_metric = not on
+
+
+def _mmengine_checkpoint_pointer(on: bool) -> None:
+    # MMEngine's last_checkpoint holds the checkpoint's full path, and toolbox scripts open
+    # what it names from wherever they run; treadle's names it relative to the work dir.
+    from treadle.runner.checkpoint.pointer import PointerStyle
+
+    PointerStyle.full_path = on
+
+
+def _mmengine_lmdb_bytes_only(on: bool) -> None:
+    # MMEngine's LmdbBackend reads bytes only (its values are encoded images) and raises
+    # NotImplementedError from get_text; treadle's decodes the value.
+    from treadle.fileio import LmdbBackend
+
+    LmdbBackend.text_reads = not on
+
+
+def _mmengine_names_and_text(on: bool) -> None:
+    # MMEngine's names and text where its users read them: the default logger and message hub
+    # are 'mmengine' (toolbox tests match 'INFO:mmengine:...'), log lines, levels and per-rank
+    # files are MMEngine's, progress bars write its text, a missing prerequisite is printed
+    # before the error, and collect_env reports its keys.
+    from treadle.logging import Logger, MessageHub
+    from treadle.runner.utils import ProgressBar, mmengine_env, prerequisites
+
+    from .versions import mmengine_version_names
+
+    name = "mmengine" if on else "treadle"
+    Logger.default_instance_name = Logger.default_logger_name = name
+    MessageHub.default_instance_name = name
+    Logger.mmengine_style = on
+    ProgressBar.mmengine_format = on
+    prerequisites.PRINT_MISSING = on
+    mmengine_env.MMENGINE_VERSION = mmengine_version_names()["__version__"] if on else None
 
 
 def install() -> None:
@@ -195,8 +241,13 @@ def install() -> None:
             )
         sys.meta_path.insert(0, _FINDER)
         _alias_mmengine_scope(True)
+        _mmengine_names_and_text(True)
         _mmengine_scalars_file(True)
+        _mmengine_visual_checks(True)
         _mmengine_wandb_calls(True)
+        _mmengine_checkpoint_pointer(True)
+        _mmengine_lmdb_bytes_only(True)
+        hook_children(True)
 
 
 def uninstall() -> None:
@@ -215,8 +266,13 @@ def uninstall() -> None:
         while _FINDER in sys.meta_path:
             sys.meta_path.remove(_FINDER)
         _alias_mmengine_scope(False)
+        _mmengine_names_and_text(False)
         _mmengine_scalars_file(False)
+        _mmengine_visual_checks(False)
         _mmengine_wandb_calls(False)
+        _mmengine_checkpoint_pointer(False)
+        _mmengine_lmdb_bytes_only(False)
+        hook_children(False)
         for name, module in list(sys.modules.items()):
             if isinstance(module, CompatModule):
                 del sys.modules[name]

@@ -1,15 +1,13 @@
 """``mmengine.logging.logger``'s formatter and warning filter (treadle.logging's own, taking
-MMEngine's constructor arguments) and the private helpers its tests import beside ``_get_rank``
-and ``_get_world_size``, which are treadle.logging.logger's own."""
+MMEngine's constructor arguments) and the private helper its tests import beside ``_get_rank``,
+``_get_world_size``, ``_get_host_info`` and ``_get_device_id``, which are treadle.logging.logger's
+own (paths.NAMES points there)."""
 
 from __future__ import annotations
 
 import inspect
 import logging
-import warnings
-from getpass import getuser
 from logging import handlers
-from socket import gethostname
 from typing import Any
 
 from treadle.logging.formatter import LogFormatter
@@ -17,16 +15,18 @@ from treadle.logging.logger import _DropRepeatedWarnings
 
 
 class MMFormatter(LogFormatter):
-    """treadle's log formatter with MMEngine's arguments: ``color`` (default True, as there);
-    ``blink`` is accepted and ignored (treadle never blinks errors).
+    """treadle's log formatter in MMEngine's layout, with MMEngine's arguments: ``color``
+    (default True, as there); ``blink`` is accepted and ignored (treadle never blinks errors).
 
     Example:
         >>> MMFormatter(color=False, blink=True).color
         False
+        >>> MMFormatter(color=False).layout
+        'mmengine'
     """
 
     def __init__(self, color: bool = True, blink: bool = False, **kwargs: Any) -> None:
-        super().__init__(color=color, **kwargs)
+        super().__init__(color=color, layout="mmengine", **kwargs)
 
 
 class FilterDuplicateWarning(_DropRepeatedWarnings):
@@ -41,21 +41,6 @@ class FilterDuplicateWarning(_DropRepeatedWarnings):
     def __init__(self, name: str = "mmengine") -> None:
         super().__init__()
         self.name = name
-
-
-def _get_host_info() -> str:
-    """``'user@host'`` of this process, or ``''`` with a warning where either is unknown (a
-    container without a user entry), as MMEngine's distributed log file names use it.
-
-    Example:
-        >>> '@' in _get_host_info() or _get_host_info() == ''
-        True
-    """
-    try:
-        return f"{getuser()}@{gethostname()}"
-    except Exception as error:  # getuser raises KeyError or OSError; neither is worth failing on
-        warnings.warn(f"Host or user not found: {error}", stacklevel=2)
-        return ""
 
 
 def _get_logging_file_handlers() -> dict[str, type[logging.FileHandler]]:

@@ -4,10 +4,6 @@ missing name without one)."""
 
 from __future__ import annotations
 
-_LAZY_CONFIG = (
-    "an internal of MMEngine's pure-Python config loader (AST rewriting); treadle.config has its "
-    "own loader and the same config syntax"
-)
 _COLOSSALAI_REGISTRIES = (
     "MMEngine's ColossalAI-only registries; treadle's ColossalAIStrategy takes the plugin and "
     "mixed precision by name or as a dict (type=...) and builds them itself"
@@ -28,17 +24,11 @@ REASONS: dict[tuple[str, str], str] = {
         "MMEngine's registry of FSDP state-dict config classes; treadle's FSDPStrategy takes "
         "state_dict_cfg as 'local' / 'full' or the torch config objects themselves"
     ),
-    ("mmengine.config.utils", "ImportTransformer"): _LAZY_CONFIG,
-    ("mmengine.config.utils", "RemoveAssignFromAST"): _LAZY_CONFIG,
     ("mmengine.runner.activation_checkpointing", "wrap_forward"): (
         "an internal of MMEngine's turn_on_activation_checkpointing, which treadle provides"
     ),
     ("mmengine.runner.checkpoint", "ENV_MMENGINE_HOME"): (
         "treadle's model-zoo cache reads TREADLE_HOME (ENV_TREADLE_HOME), not MMENGINE_HOME"
-    ),
-    ("mmengine.runner.checkpoint", "load_from_ceph"): (
-        "deprecated in MMEngine in favour of the petrel backend, which treadle.fileio does not "
-        "have (Ceph's S3 interface works through the s3:// backend)"
     ),
     ("mmengine.testing._internal", "*"): _MULTIPROCESS,
     ("mmengine.testing._internal.distributed", "*"): _MULTIPROCESS,

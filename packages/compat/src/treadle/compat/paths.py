@@ -61,6 +61,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "mmengine.runner.checkpoint": (
         "treadle.runner.checkpoint",
         "treadle.runner.checkpoint.model_zoos",
+        "treadle.runner.checkpoint.openmmlab_models",
     ),
     "mmengine.runner.utils": ("treadle.runner", "treadle.runner.loops"),
     "mmengine.testing._internal": ("treadle.compat.testing_internal",),
@@ -92,8 +93,23 @@ NAMES: dict[tuple[str, str], str] = {
     ("mmengine.config.config", "DELETE_KEY"): "treadle.config.config_dict",
     # Private names that toolboxes import.
     ("mmengine.evaluator.metric", "_to_cpu"): "treadle.runner.evaluator.cpu:to_cpu",
-    ("mmengine.logging.logger", "_get_device_id"): "treadle.compat.private_names",
+    ("mmengine.logging.logger", "_get_device_id"): "treadle.logging.logger",
+    ("mmengine.logging.logger", "_get_host_info"): "treadle.logging.logger",
     ("mmengine.config.utils", "_get_package_and_cfg_path"): "treadle.compat.config_utils",
+    **{
+        ("mmengine.config.utils", name): "treadle.compat.config_utils"
+        for name in ("_get_cfg_metainfo", "_get_external_cfg_path", "_get_external_cfg_base_path")
+    },
+    # MMEngine's AST rewriting of pure-Python configs, for code that runs it itself.
+    **{
+        ("mmengine.config.utils", name): "treadle.config.import_transformer"
+        for name in (
+            "ImportTransformer",
+            "RemoveAssignFromAST",
+            "_gather_abs_import_lazyobj",
+            "_is_builtin_module",
+        )
+    },
     # MMEngine's table of toolboxes (at each path that has it) and config loader's data.
     ("mmengine.config.utils", "MODULE2PACKAGE"): "treadle.compat.config_utils",
     ("mmengine.config.utils", "PKG2PROJECT"): "treadle.compat.config_utils",

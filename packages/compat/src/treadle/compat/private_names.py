@@ -1,79 +1,20 @@
 """Private helpers of MMEngine that toolboxes and their tests import, where treadle has no
-counterpart of its own: ``mmengine.logging.logger._get_device_id``,
-``mmengine.runner.loops._InfiniteDataloaderIterator``, ``_parse_losses`` and ``_update_losses``
+counterpart of its own: ``mmengine.runner.loops._InfiniteDataloaderIterator``
+(treadle.runner.loops' own, under MMEngine's name), ``_parse_losses`` and ``_update_losses``
 (validation losses in custom loops of mmaction2 and research code) and
 ``mmengine.fileio.handlers.json_handler.set_default``."""
 
 from __future__ import annotations
 
-import logging
-import os
-from collections.abc import Iterator
 from typing import Any
 
 from treadle.fileio.handlers.json_handler import _to_json
-from treadle.logging import HistoryBuffer, print_log
+from treadle.logging import HistoryBuffer
+from treadle.runner.loops.dataloader_iterator import InfiniteDataloaderIterator
 
-
-def _get_device_id() -> int | str:
-    """The accelerator index of this process: ``CUDA_VISIBLE_DEVICES``'s entry at
-    ``LOCAL_RANK`` (the local rank itself without CUDA), as MMEngine's log file names use it.
-
-    Example:
-        >>> isinstance(_get_device_id(), (int, str))
-        True
-    """
-    import torch
-
-    local_rank = int(os.getenv("LOCAL_RANK", "0"))
-    if not torch.cuda.is_available():
-        return local_rank
-    visible = os.getenv("CUDA_VISIBLE_DEVICES")
-    devices = visible.split(",") if visible is not None else list(range(torch.cuda.device_count()))
-    try:
-        return int(devices[local_rank])
-    except ValueError:  # a device named by UUID
-        return devices[local_rank]
-
-
-class _InfiniteDataloaderIterator:
-    """Iterates a DataLoader forever: at its end, warns, moves its sampler to the next epoch
-    (``set_epoch``) and starts it again.
-
-    Example:
-        >>> batches = _InfiniteDataloaderIterator([1, 2])
-        >>> [next(batches) for _ in range(3)]  # doctest: +SKIP
-        [1, 2, 1]
-    """
-
-    def __init__(self, dataloader: Any) -> None:
-        self._dataloader = dataloader
-        self._iterator: Iterator[Any] = iter(dataloader)
-        self._epoch = 0
-
-    def __iter__(self) -> _InfiniteDataloaderIterator:
-        return self
-
-    def __next__(self) -> Any:
-        try:
-            return next(self._iterator)
-        except StopIteration:
-            pass
-        print_log(
-            "The dataloader is exhausted and starts again; an InfiniteSampler iterates "
-            "endlessly without restarting its workers.",
-            logger="current",
-            level=logging.WARNING,
-        )
-        self._epoch += 1
-        sampler = getattr(self._dataloader, "sampler", None)
-        batch_sampler = getattr(self._dataloader, "batch_sampler", None)
-        if hasattr(sampler, "set_epoch"):
-            sampler.set_epoch(self._epoch)
-        elif hasattr(getattr(batch_sampler, "sampler", None), "set_epoch"):
-            batch_sampler.sampler.set_epoch(self._epoch)
-        self._iterator = iter(self._dataloader)
-        return next(self._iterator)
+#: MMEngine's private name of the iterator its IterBasedTrainLoop keeps as ``dataloader_iterator``
+#: (treadle's loop gives one that reads through the loop: ``isinstance`` holds for it too).
+_InfiniteDataloaderIterator = InfiniteDataloaderIterator
 
 
 def set_default(obj: Any) -> Any:

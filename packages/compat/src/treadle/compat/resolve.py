@@ -36,9 +36,9 @@ class MissingNameError(ImportError):
     Example:
         >>> import treadle.compat
         >>> treadle.compat.install()
-        >>> from mmengine.runner.checkpoint import load_from_ceph  # doctest: +ELLIPSIS
+        >>> from mmengine.utils.path import find_vcs_root  # doctest: +ELLIPSIS
         Traceback (most recent call last):
-        treadle.compat.resolve.MissingNameError: mmengine.runner.checkpoint.load_from_ceph is ...
+        treadle.compat.resolve.MissingNameError: mmengine.utils.path.find_vcs_root is ...
     """
 
 
