@@ -28,7 +28,7 @@ def load_tool():
 def run(tmp_path: pathlib.Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(SCRIPT), *args],
-        env={**os.environ, "TREADLE_SUITE_WORKERS": "1", **env},
+        env={**os.environ, **env},
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -81,11 +81,15 @@ class ScratchRepo:
                     r"(treadle-[a-z]+)>=0\.1\.\d+,<0\.2", r"\1>=0.1.0,<0.2", pyproject.read_text()
                 )
             )
+            # The entries of later versions go: the tests add the ones they need.
             changelog = root / "packages" / folder / "CHANGELOG.md"
-            head, marker, rest = changelog.read_text().partition("\n## ")
-            if not rest.startswith("0.1.0"):
+            head, _, rest = changelog.read_text().partition("\n## ")
+            _, released, older = f"\n## {rest}".partition("\n## 0.1.0")
+            if released:
+                changelog.write_text(f"{head}\n## 0.1.0{older}")
+            else:
                 changelog.write_text(
-                    f"{head}\n## 0.1.0 (2026-11-23)\n\n- The package.\n{marker}{rest}"
+                    f"{head}\n## 0.1.0 (2026-11-23)\n\n- The package.\n\n## {rest}"
                 )
         repo.commit("the workspace as copied, every package at 0.1.0")
         return repo
