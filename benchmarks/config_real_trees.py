@@ -14,11 +14,19 @@ do for a user), and races the two libraries on every config of each tree:
    a config that loads in one library only is listed.
 2. Time: for each tree, fresh processes, interleaved (MMEngine, treadle, MMEngine, ...), each
    loading every checked config once, ``Config.fromfile(path).to_dict()``, cold (the first pass
-   of a process: what a user's script and a config-listing tool see); the figure is the loop's
-   wall-clock time (the library's own import excluded) and the ratio MMEngine ÷ treadle.
+   of a process: what a user's script and a config-listing tool see). Each child measures its
+   loop (the library's own import excluded) as the process's CPU time and as wall-clock time;
+   the table gives medians of both and the median of the per-pair ratios MMEngine ÷ treadle.
+   CPU time is the figure to read on a shared machine: other processes on the same cores
+   stretch the wall clock of both libraries by whatever share they take at that moment.
 
-    hatch run mmengine:python benchmarks/config_real_trees.py            # every tree, 3 pairs
+``--baseline SRC`` times a second treadle too, its ``treadle.config`` taken from ``SRC`` (a copy
+of ``packages/config/src`` from before a change), in the same interleaved rounds, so that a
+change is measured before and after under the same conditions (its dicts are checked as well).
+
+    hatch run mmengine:python benchmarks/config_real_trees.py            # every tree, 3 rounds
     hatch run mmengine:python benchmarks/config_real_trees.py --tree mmdet --tree xtuner
+    hatch run mmengine:python benchmarks/config_real_trees.py --baseline /tmp/before/src
 
 Wheels are kept in ``~/.cache/treadle/bench-wheels`` (``--wheels``). A wheel that cannot be
 downloaded (no network to the registry) is named, with pip's reason, and the other trees run.
@@ -158,15 +166,34 @@ def child_time(library: str, listing: str) -> None:
     warnings.simplefilter("ignore")
     config = _config_class(library)
     files = json.loads(pathlib.Path(listing).read_text())
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     for path in files:
         config.fromfile(path).to_dict()
-    print(json.dumps({"seconds": time.perf_counter() - start, "configs": len(files)}))
+    cpu = time.process_time() - start_cpu
+    wall = time.perf_counter() - start
+    print(json.dumps({"seconds": wall, "cpu": cpu, "configs": len(files)}))
+
+
+def _library_env(library: str, env: dict[str, str], baseline: str | None) -> dict[str, str]:
+    """The environment of a child: ``treadle-baseline`` finds treadle.config in ``baseline``
+    first (a namespace package's portion on PYTHONPATH comes before the editable install's)."""
+    if library != BASELINE:
+        return env
+    changed = dict(env)
+    changed["PYTHONPATH"] = os.pathsep.join(filter(None, [baseline, env.get("PYTHONPATH")]))
+    return changed
+
+
+BASELINE = "treadle-baseline"
 
 
 def _run_child(args: list[str], env: dict[str, str]) -> str:
+    library = "treadle" if args[1] == BASELINE else args[1]
     done = subprocess.run(
-        [sys.executable, __file__, *args], capture_output=True, text=True, env=env
+        [sys.executable, __file__, args[0], library, *args[2:]],
+        capture_output=True,
+        text=True,
+        env=env,
     )
     if done.returncode != 0:
         raise SystemExit(f"child {args[:2]} failed:\n{done.stderr[-3000:]}")
@@ -176,38 +203,77 @@ def _run_child(args: list[str], env: dict[str, str]) -> str:
 # -- the race ------------------------------------------------------------------------------------
 
 
-def check_tree(files: list[str], scratch: pathlib.Path, env: dict[str, str]) -> tuple[list, dict]:
-    """The configs that load in both libraries to identical dicts, and the counts of the rest."""
+def check_tree(
+    files: list[str], scratch: pathlib.Path, env: dict[str, str], libraries: list[str], baseline
+) -> tuple[list, dict]:
+    """The configs that load in both libraries to identical dicts, and the counts of the rest
+    (a baseline treadle must give MMEngine's dicts as well)."""
     listing = scratch / "all.json"
     listing.write_text(json.dumps(files))
     results = {}
-    for library in ("mmengine", "treadle"):
+    for library in libraries:
         out = scratch / f"{library}.json"
-        _run_child(["--child-check", library, str(listing), str(out)], env)
+        child_env = _library_env(library, env, baseline)
+        _run_child(["--child-check", library, str(listing), str(out)], child_env)
         results[library] = json.loads(out.read_text())
     same, both_fail, one_side, different = [], [], [], []
     for path in files:
-        theirs, ours = results["mmengine"][path], results["treadle"][path]
-        if "error" in theirs and "error" in ours:
-            both_fail.append(path)
-        elif "error" in theirs or "error" in ours:
-            one_side.append((path, theirs.get("error"), ours.get("error")))
-        elif theirs["dict"] != ours["dict"]:
-            different.append(path)
+        theirs = results["mmengine"][path]
+        for library in libraries[1:]:
+            ours = results[library][path]
+            if "error" in theirs and "error" in ours:
+                both_fail.append(path)
+            elif "error" in theirs or "error" in ours:
+                one_side.append((f"{path} [{library}]", theirs.get("error"), ours.get("error")))
+            elif theirs["dict"] != ours["dict"]:
+                different.append(f"{path} [{library}]")
+            else:
+                continue
+            break
         else:
             same.append(path)
     return same, {"both_fail": both_fail, "one_side": one_side, "different": different}
 
 
-def time_tree(files: list[str], scratch: pathlib.Path, env: dict[str, str], repeats: int) -> dict:
+def time_tree(
+    files: list[str],
+    scratch: pathlib.Path,
+    env: dict[str, str],
+    repeats: int,
+    libraries: list[str],
+    baseline: str | None,
+) -> dict[str, dict[str, list[float]]]:
+    """Per library, the ``wall`` and ``cpu`` seconds of each round."""
     listing = scratch / "checked.json"
     listing.write_text(json.dumps(files))
-    times: dict[str, list[float]] = {"mmengine": [], "treadle": []}
+    times = {library: {"wall": [], "cpu": []} for library in libraries}
     for _ in range(repeats):
-        for library in times:  # interleaved: the host's load hits both alike
-            out = _run_child(["--child-time", library, str(listing)], env)
-            times[library].append(json.loads(out.strip().splitlines()[-1])["seconds"])
+        for library in libraries:  # interleaved: the host's load hits each alike
+            child_env = _library_env(library, env, baseline)
+            out = _run_child(["--child-time", library, str(listing)], child_env)
+            measured = json.loads(out.strip().splitlines()[-1])
+            times[library]["wall"].append(measured["seconds"])
+            times[library]["cpu"].append(measured["cpu"])
     return times
+
+
+def _print_one_side(name: str, one_side: list[tuple[str, str | None, str | None]]) -> None:
+    """The configs that load in one library only (left out of the timing): how many, and the
+    first few with each library's error."""
+    if not one_side:
+        return
+    print(f"  {name}: {len(one_side)} config(s) load in one library only (left out), e.g.:")
+    for path, theirs, ours in one_side[:3]:
+        print(f"    {path}\n      mmengine: {theirs or 'ok'}\n      treadle: {ours or 'ok'}")
+
+
+def _ratios(times: dict, library: str, clock: str) -> list[float]:
+    theirs = times["mmengine"][clock]
+    return [m / t for m, t in zip(theirs, times[library][clock], strict=True)]
+
+
+def _ratio_text(ratios: list[float]) -> str:
+    return f"{statistics.median(ratios):.1f}x ({min(ratios):.1f}-{max(ratios):.1f})"
 
 
 def main() -> None:
@@ -215,6 +281,15 @@ def main() -> None:
     parser.add_argument("--tree", choices=sorted(TREES), action="append", help="default: all")
     parser.add_argument("--repeats", type=int, default=3, help="fresh process pairs per tree")
     parser.add_argument("--wheels", type=pathlib.Path, default=DEFAULT_WHEELS)
+    parser.add_argument(
+        "--baseline",
+        help="also time treadle.config from this folder (a copy of packages/config/src)",
+    )
+    parser.add_argument(
+        "--site",
+        type=pathlib.Path,
+        help="install the trees here and keep them (default: a scratch folder, removed)",
+    )
     parser.add_argument("--child-check", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--child-time", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -224,52 +299,74 @@ def main() -> None:
     if args.child_time:
         child_time(*args.child_time)
         return
+    libraries = ["mmengine", "treadle"] + ([BASELINE] if args.baseline else [])
+    baseline = os.path.abspath(args.baseline) if args.baseline else None
     rows = []
     with tempfile.TemporaryDirectory(prefix="treadle-real-trees-") as folder:
         scratch = pathlib.Path(folder)
-        site = scratch / "site"
+        site = args.site.resolve() if args.site else scratch / "site"
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+        # One string hash in every child: a config that lists a set (opencompass's calm.py:
+        # `list(set(...))`) then gives one order in both libraries' processes.
+        env["PYTHONHASHSEED"] = "0"
         for name in args.tree or list(TREES):
             requirement, configs, kind = TREES[name]
             wheel, reason = fetch_wheel(requirement, args.wheels)
             if wheel is None:
                 print(f"tree {name}: could not get {requirement} ({reason}); skipped", flush=True)
                 continue
-            install_wheel(wheel, site)
+            if not (site / configs).is_dir():
+                install_wheel(wheel, site)
             files = tree_configs(site / configs)
             work = scratch / name
             work.mkdir()
-            same, rest = check_tree(files, work, env)
+            same, rest = check_tree(files, work, env, libraries, baseline)
             if rest["different"]:
                 shown = "\n  ".join(rest["different"][:10])
                 raise SystemExit(
                     f"tree {name}: MMEngine and treadle give different dicts:\n  {shown}"
                 )
-            for path, theirs, ours in rest["one_side"]:
-                print(
-                    f"  {name}: loads in one library only: {path}\n"
-                    f"    mmengine: {theirs or 'ok'}\n    treadle: {ours or 'ok'}"
-                )
-            times = time_tree(same, work, env, args.repeats)
-            ratios = [m / t for m, t in zip(times["mmengine"], times["treadle"], strict=True)]
-            rows.append((name, kind, len(same), len(rest["both_fail"]), times, ratios))
+            _print_one_side(name, rest["one_side"])
+            times = time_tree(same, work, env, args.repeats, libraries, baseline)
+            rows.append((name, kind, len(same), times))
+            parts = [
+                f"{library} cpu {statistics.median(times[library]['cpu']):.2f} s "
+                f"wall {statistics.median(times[library]['wall']):.2f} s"
+                for library in libraries
+            ]
+            ratios = [
+                f"{library} cpu {_ratio_text(_ratios(times, library, 'cpu'))} "
+                f"wall {_ratio_text(_ratios(times, library, 'wall'))}"
+                for library in libraries[1:]
+            ]
             print(
                 f"tree {name} ({requirement}, {kind}): {len(same)} configs, identical dicts "
-                f"({len(rest['both_fail'])} fail in both, left out); mmengine "
-                f"{statistics.median(times['mmengine']):.2f} s, treadle "
-                f"{statistics.median(times['treadle']):.2f} s, ratio "
-                f"{statistics.median(ratios):.1f}x ({min(ratios):.1f}-{max(ratios):.1f})",
+                f"({len(rest['both_fail'])} fail in both, left out); {'; '.join(parts)}; "
+                f"MMEngine ÷ {', '.join(ratios)}",
                 flush=True,
             )
-    print("\n| tree | kind | configs | MMEngine 0.10.7 (s) | treadle (s) | MMEngine ÷ treadle |")
-    print("|---|---|---:|---:|---:|---:|")
-    for name, kind, count, _, times, ratios in rows:
-        print(
-            f"| {TREES[name][0]} | {kind} | {count} | {statistics.median(times['mmengine']):.2f} "
-            f"| {statistics.median(times['treadle']):.2f} | {statistics.median(ratios):.1f}x "
-            f"({min(ratios):.1f}-{max(ratios):.1f}) |"
-        )
+    _print_table(rows, libraries)
+
+
+def _print_table(rows: list, libraries: list[str]) -> None:
+    """Medians of CPU (and wall) seconds; ratios: median (lowest-highest) of the rounds."""
+    head = ["tree", "kind", "configs", "MMEngine 0.10.7 cpu s (wall)"]
+    for library in libraries[1:]:
+        head += [f"{library} cpu s (wall)", f"MMEngine ÷ {library}, cpu", "wall"]
+    print("\n| " + " | ".join(head) + " |")
+    print("|---|---|" + "---:|" * (len(head) - 2))
+    for name, kind, count, times in rows:
+        cells = [TREES[name][0], kind, str(count)]
+        for library in libraries:
+            median = statistics.median
+            cells.append(
+                f"{median(times[library]['cpu']):.2f} ({median(times[library]['wall']):.2f})"
+            )
+            if library != "mmengine":
+                cells.append(_ratio_text(_ratios(times, library, "cpu")))
+                cells.append(f"{statistics.median(_ratios(times, library, 'wall')):.1f}x")
+        print("| " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

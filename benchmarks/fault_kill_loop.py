@@ -1,7 +1,9 @@
 """The kill -9 test's longer mode: as many SIGKILLs as you ask for, on the README's main job
 (epoch variant), its iteration-based variant, with checkpoints on a moto S3 server on
 127.0.0.1 (needs boto3 and moto[server]), a 2-process DDP run killed on one rank, the same
-run under torchrun (the elastic agent restarts it) and on two simulated machines; each
+run under torchrun (the elastic agent restarts it), on two simulated machines, and on two
+machines under ``torchrun --nnodes 1:2`` with ``elastic`` (a machine lost and rejoined: the run
+shrinks to 1 process and grows back to 2, losses and weights checked within 1e-5); each
 training killed again and again and resumed until it completes, its final weights checked
 against a run that was never killed. Prints the kills made, the kills survived (the run
 resumed from the newest complete checkpoint, the pointer named an existing file and the
@@ -11,6 +13,7 @@ kills the run completed before reaching ("unreached"), and the time taken.
     python benchmarks/fault_kill_loop.py                     # 300 kills, all variants
     python benchmarks/fault_kill_loop.py --kills 1000 --variants epoch iter
     python benchmarks/fault_kill_loop.py --subprocess        # real `python` processes
+    python benchmarks/fault_kill_loop.py --kills 30 --variants elastic
 
 The harness lives in tests/support/fault_kill.py (tests/runner/test_fault_kill.py runs it
 with a fast default in CI). ``--subprocess`` starts every run as a fresh interpreter
@@ -31,9 +34,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
 import fault_elastic
+import fault_elastic_nodes
 import fault_kill
 
-VARIANTS = ("epoch", "iter", "s3", "ddp", "torchrun", "nodes")
+VARIANTS = ("epoch", "iter", "s3", "ddp", "torchrun", "nodes", "elastic")
 
 
 def _moto_env(directory: Path) -> tuple[dict[str, str], str]:
@@ -76,6 +80,8 @@ def run_variant(name: str, kills: int, seconds: float, root: Path, ctx, seed: in
         return survived, unreached, runs, rounds, time.monotonic() - started
     if name in ("torchrun", "nodes"):
         return run_elastic(name, kills, seconds, directory, ctx, seed)
+    if name == "elastic":
+        return run_elastic_nodes(kills, seconds, directory, seed)
     env, out_dir = _moto_env(directory) if name == "s3" else ({}, None)
     variant = "iter" if name == "iter" else "epoch"
     job = fault_kill.KillJob(directory / "job", variant=variant, out_dir=out_dir, env=env, ctx=ctx)
@@ -114,6 +120,27 @@ def run_elastic(name: str, kills: int, seconds: float, directory: Path, ctx, see
         runs += report.runs
         rounds += 1
     return survived, unreached, runs, rounds, time.monotonic() - started
+
+
+def run_elastic_nodes(kills: int, seconds: float, directory: Path, seed: int) -> tuple:
+    """Two machines under ``torchrun --nnodes 1:2`` training with ``elastic``: rounds of up to
+    3 kills of a machine drawn at random, each followed by its rejoin (world size 2 -> 1 -> 2),
+    every round checked against the uninterrupted 2-process run (losses and weights within
+    1e-5)."""
+    started = time.monotonic()
+    epochs = 20 + 15 * 3  # the same training every round: the reference's
+    uninterrupted = fault_elastic_nodes.ElasticNodesJob(directory / "reference", epochs)
+    reference = uninterrupted.uninterrupted_result(uninterrupted.start_uninterrupted())
+    survived = runs = rounds = 0
+    while survived < kills and time.monotonic() - started < seconds:
+        count = min(3, kills - survived)
+        job = fault_elastic_nodes.ElasticNodesJob(directory / f"round_{rounds}", epochs)
+        report = job.run_with_kills_and_rejoins(count, seed + rounds, timeout=120 + 60 * count)
+        job.check_against(reference)
+        survived += len(report.kills)
+        runs += len(report.sizes)
+        rounds += 1
+    return survived, 0, runs, rounds, time.monotonic() - started
 
 
 def main() -> None:

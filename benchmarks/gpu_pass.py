@@ -9,8 +9,9 @@ Checks (benchmarks/gpu_pass_checks/, one module each, each run in a subprocess o
 time limit so that one hang does not eat the pass): exact resume; no host-device sync on the
 step path; AMP fp16/bf16; FSDP2 with bf16, activation checkpointing and torch.compile, resumed
 from its sharded checkpoint; DeepSpeed ZeRO-2 fp16, resumed; the per-step overhead against
-plain PyTorch; the data preprocessor's copies. The same code is run by the pytest tests marked
-``cuda`` (tests/runner/test_gpu_pass_cuda.py) and, in CPU mode, by
+plain PyTorch; the device input path (batches copied on a side stream) against a naive
+synchronous-copy loop; the data preprocessor's copies. The same code is run by the pytest tests
+marked ``cuda`` (tests/runner/test_gpu_pass_cuda.py) and, in CPU mode, by
 tests/runner/test_gpu_pass_cpu.py.
 
 Only what is on the machine is used: its own torch build (the versions are printed first), and

@@ -26,13 +26,13 @@ than the wall clock.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from typing import Any
@@ -57,7 +57,7 @@ def free_port() -> int:
 def worker(epochs: int, steps: int) -> None:
     import torch
     from mlp import make_batch, make_mlp
-    from runner_step_overhead import Baton, EpochClock, make_loader, quartile
+    from runner_step_overhead import Baton, EpochClock, make_loader, quartile, take_turns
     from torch import nn
     from torch.nn.parallel import DistributedDataParallel
 
@@ -164,24 +164,13 @@ def worker(epochs: int, steps: int) -> None:
     sides = {"plain": run_plain, "treadle": run_treadle}
     baton = Baton(list(sides))
     clocks = {name: BarrierClock(name, baton) for name in sides}
-    errors: dict[str, BaseException] = {}
     with tempfile.TemporaryDirectory(prefix="treadle-bench-ddp-") as work_dir:
 
-        def body(name: str) -> None:
+        def run(name: str) -> None:
             torch.set_num_threads(1)
-            baton.wait(name)
-            try:
-                sides[name](clocks[name], work_dir)
-            except BaseException as error:  # reported after the other side finishes
-                errors[name] = error
-            finally:
-                baton.leave(name)
+            sides[name](clocks[name], work_dir)
 
-        threads = [threading.Thread(target=body, args=(name,), name=name) for name in sides]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        errors = take_turns(baton, {name: functools.partial(run, name) for name in sides})
 
     for name, error in errors.items():
         print(f"rank {rank}: {name} failed: {type(error).__name__}: {error}", file=sys.stderr)

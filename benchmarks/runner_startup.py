@@ -32,6 +32,8 @@ Runner`` <= 150 ms (MMEngine's Runner: about +960 ms on the reference machine), 
 time, with the statement's own CPU time (timed inside the interpreter) beside it for loaded
 machines. Launch to first
 step of the small training: goal 1.18x the bare import (figures: docs/runner/performance.md).
+Every entry point (scripts, the compat launcher, the command) against the plain loop, with the
+per-round ratios: benchmarks/runner_entry_points.py (issue 42).
 """
 
 from __future__ import annotations

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import importlib.util
 import os
@@ -212,6 +213,28 @@ class Baton:
             if self._order and (index < self._turn or self._turn >= len(self._order)):
                 self._turn = (self._turn - (index < self._turn)) % len(self._order)
             self._condition.notify_all()
+
+
+def take_turns(baton: Baton, runs: dict[str, Callable[[], None]]) -> dict[str, BaseException]:
+    """Each run in a thread of its own, one at a time through ``baton``; what each raised, by
+    name (reported once all have finished, so one failing side does not stop the others)."""
+    errors: dict[str, BaseException] = {}
+
+    def body(name: str) -> None:
+        baton.wait(name)
+        try:
+            runs[name]()
+        except BaseException as error:
+            errors[name] = error
+        finally:
+            baton.leave(name)
+
+    workers = [threading.Thread(target=body, args=(name,), name=name) for name in runs]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return errors
 
 
 @dataclass
@@ -529,25 +552,13 @@ def measure(
     epoch's steps. ``timer`` reads the clock (see EpochClock)."""
     baton = Baton(sides)
     clocks = {name: EpochClock(name, baton, timer) for name in sides}
-    errors: dict[str, BaseException] = {}
-
     with tempfile.TemporaryDirectory(prefix="treadle-bench-") as work_dir:
 
-        def body(name: str) -> None:
+        def run(name: str) -> None:
             torch.set_num_threads(threads)
-            baton.wait(name)
-            try:
-                SIDES[name][0](size, clocks[name], epochs, device, work_dir)
-            except BaseException as error:  # reported after the other sides finish
-                errors[name] = error
-            finally:
-                baton.leave(name)
+            SIDES[name][0](size, clocks[name], epochs, device, work_dir)
 
-        workers = [threading.Thread(target=body, args=(name,), name=name) for name in sides]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
+        errors = take_turns(baton, {name: functools.partial(run, name) for name in sides})
 
     for name, error in errors.items():
         print(f"{name} failed: {type(error).__name__}: {error}", file=sys.stderr)

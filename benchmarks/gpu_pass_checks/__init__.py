@@ -44,6 +44,7 @@ CHECKS: dict[str, Check] = {
         Check("host_sync", "no host-device sync on the step path", 90, 60),
         Check("amp", "fp16 with dynamic loss scale, bf16 without scaler", 120, 120),
         Check("overhead", "per-step overhead against plain PyTorch", 120, 90),
+        Check("input_path", "batches copied on a side stream vs a naive synchronous copy", 90, 60),
         Check("fsdp", "FSDP2, one process: bf16, checkpointing, compile; resume", 180, 120),
         Check("deepspeed", "DeepSpeed ZeRO-2, one process: fp16; resume", 180, 120),
     )
