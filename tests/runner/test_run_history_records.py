@@ -5,9 +5,11 @@ treadle included (the timestamp that ends their ``experiment_name``)."""
 from __future__ import annotations
 
 import json
+import logging
 from types import SimpleNamespace
 from unittest.mock import Mock
 
+from treadle.logging import Logger
 from treadle.runner.runner.run_history import earlier_run_dir, record_resumed_run, run_log_dir
 from treadle.visual import Visualizer
 
@@ -58,8 +60,21 @@ def test_a_resume_records_the_run_it_continues(tmp_path):
     record_resumed_run(runner, str(tmp_path / "epoch_3.pth"), meta)
     record = tmp_path / "20240102_000000" / "vis_data" / "resumed_from.json"
     assert json.loads(record.read_text())["run"] == "../../20240101_000000"
-    (message,), _ = runner.logger.info.call_args
+    (level, message), _ = runner.logger.log.call_args
+    assert level == logging.INFO
     assert message.startswith(f"The curves of this run continue those of {tmp_path}")
+
+
+def test_in_mmengine_style_the_line_is_a_debug_one_and_the_record_is_written(tmp_path, monkeypatch):
+    # An MMEngine program (treadle.compat) logs MMEngine's INFO lines only.
+    monkeypatch.setattr(Logger, "mmengine_style", True)
+    (tmp_path / "20240101_000000").mkdir()
+    runner = _runner(tmp_path, "20240102_000000")
+    meta = {"epoch": 3, "iter": 30, "experiment_name": "toy_20240101_000000"}
+    record_resumed_run(runner, str(tmp_path / "epoch_3.pth"), meta)
+    assert (tmp_path / "20240102_000000" / "vis_data" / "resumed_from.json").is_file()
+    (level, message), _ = runner.logger.log.call_args
+    assert level == logging.DEBUG and message.startswith("The curves of this run continue")
 
 
 def test_a_run_that_is_not_found_is_logged_and_nothing_recorded(tmp_path):
@@ -67,7 +82,8 @@ def test_a_run_that_is_not_found_is_logged_and_nothing_recorded(tmp_path):
     meta = {"epoch": 3, "iter": 30, "experiment_name": "toy_20240101_000000"}
     record_resumed_run(runner, str(tmp_path / "epoch_3.pth"), meta)
     assert not (tmp_path / "20240102_000000" / "vis_data" / "resumed_from.json").exists()
-    (message,), _ = runner.logger.info.call_args
+    (level, message), _ = runner.logger.log.call_args
+    assert level == logging.INFO
     assert message.startswith("The curves of this run start after iteration 30: the run that")
     assert "its folder 20240101_000000 is in neither" in message
 
@@ -75,4 +91,4 @@ def test_a_run_that_is_not_found_is_logged_and_nothing_recorded(tmp_path):
 def test_a_runner_without_a_local_backend_records_nothing(tmp_path):
     runner = SimpleNamespace(log_dir=str(tmp_path), visualizer=Mock(), logger=Mock())
     record_resumed_run(runner, str(tmp_path / "epoch_3.pth"), {"iter": 3})
-    assert list(tmp_path.iterdir()) == [] and not runner.logger.info.called
+    assert list(tmp_path.iterdir()) == [] and not runner.logger.log.called

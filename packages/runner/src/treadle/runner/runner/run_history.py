@@ -13,12 +13,14 @@ through every resume (:func:`treadle.visual.run_history.read_history`).
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from treadle import dist
+from treadle.logging import Logger
 
 from .checkpoint_meta import is_remote
 
@@ -104,11 +106,15 @@ def record_resumed_run(runner: Any, checkpoint: str, meta: Mapping[str, Any]) ->
         return  # no scalars.json to draw
     iteration = int(meta["iter"])
     earlier = earlier_run_dir(checkpoint, meta, getattr(runner, "work_dir", None))
+    # An MMEngine program (treadle.compat: MMEngine's log lines) logs only MMEngine's lines at
+    # INFO: these go to DEBUG there, and the record is written all the same.
+    level = logging.DEBUG if Logger.mmengine_style else logging.INFO
     if earlier is None:
-        runner.logger.info(
+        runner.logger.log(
+            level,
             f"The curves of this run start after iteration {iteration}: the run that saved "
             f"{checkpoint} is not found (its folder {run_log_dir(meta) or '(not recorded)'} is "
-            "in neither the checkpoint's folder nor the work dir)"
+            "in neither the checkpoint's folder nor the work dir)",
         )
         return
     if os.path.abspath(earlier) == os.path.abspath(log_dir):
@@ -119,7 +125,8 @@ def record_resumed_run(runner: Any, checkpoint: str, meta: Mapping[str, Any]) ->
         write_resume_record(
             vis_dir, earlier, iteration, epoch=meta.get("epoch"), checkpoint=checkpoint
         )
-    runner.logger.info(
+    runner.logger.log(
+        level,
         f"The curves of this run continue those of {earlier} after iteration "
-        f"{iteration} (recorded in {os.path.join(vis_dirs[0], 'resumed_from.json')})"
+        f"{iteration} (recorded in {os.path.join(vis_dirs[0], 'resumed_from.json')})",
     )
