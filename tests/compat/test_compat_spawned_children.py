@@ -9,7 +9,7 @@ import multiprocessing
 import multiprocessing.spawn
 
 import pytest
-from compat_children import config_class_of_mmengine
+from compat_children import compat_installed, config_class_of_mmengine
 
 
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
@@ -27,3 +27,19 @@ def test_the_spawn_command_line_installs_the_hook_first_and_is_put_back(compat):
     line = multiprocessing.spawn.get_command_line(pipe_handle=7)
     assert "treadle" not in line[line.index("-c") + 1]
     compat.install()
+
+
+def test_a_forkserver_started_while_installed_is_not_used_after_uninstall(compat):
+    # The forkserver preloads the hook while installed; one left running would fork hooked
+    # children for the rest of the process (MMEngine's log and pointer styles included).
+    context = multiprocessing.get_context("forkserver")
+    with context.Pool(1) as pool:
+        assert pool.apply(compat_installed)
+    compat.uninstall()
+    try:
+        with context.Pool(1) as pool:
+            assert not pool.apply(compat_installed)
+    finally:
+        compat.install()
+    with context.Pool(1) as pool:
+        assert pool.apply(compat_installed)

@@ -8,6 +8,11 @@ the hook is installed, the spawn command line installs it first, and the forkser
 children are forked from it) imports :mod:`treadle.compat.child_hook` before it forks.
 DataLoader workers with ``multiprocessing_context='spawn'`` and ``torch.multiprocessing`` go
 through the same code.
+
+A forkserver already running when the hook is installed or removed was started with the other
+preload, and it would go on forking children that way (hooked after ``uninstall()``, so that
+later programs of the process ran on treadle.compat's MMEngine style): it is stopped, and the
+next ``forkserver`` child starts a fresh one with the current preload.
 """
 
 from __future__ import annotations
@@ -34,6 +39,14 @@ def _command_line_with_hook(**kwds: Any) -> list[str]:
     return line
 
 
+def _stop_running_forkserver() -> None:
+    server = multiprocessing.forkserver._forkserver
+    # ``_stop`` (CPython 3.9+) is what multiprocessing's own tests call to stop the server.
+    stop = getattr(server, "_stop", None)
+    if stop is not None and getattr(server, "_forkserver_pid", None) is not None:
+        stop()
+
+
 def hook_children(on: bool) -> None:
     """Make spawned and forkserver children install the hook (``on``), or stop doing so."""
     global _original
@@ -43,9 +56,11 @@ def hook_children(on: bool) -> None:
         multiprocessing.spawn.get_command_line = _command_line_with_hook
         if HOOK_MODULE not in preload:
             multiprocessing.forkserver.set_forkserver_preload([*preload, HOOK_MODULE])
+            _stop_running_forkserver()
     elif not on and _original is not None:
         multiprocessing.spawn.get_command_line = _original
         _original = None
         if HOOK_MODULE in preload:
             preload.remove(HOOK_MODULE)
             multiprocessing.forkserver.set_forkserver_preload(preload)
+            _stop_running_forkserver()
