@@ -130,9 +130,13 @@ def test_offline_evaluate_length_mismatch():
         evaluator = SIDES[side][0].Evaluator(dict(type="ParityAccuracy"))
         return outcome(lambda: evaluator.offline_evaluate(SAMPLES, SAMPLES[:2]))
 
-    # Deliberate: MMEngine asserts (AssertionError, gone under python -O); treadle raises a
-    # ValueError naming both lengths.
-    assert both(run) == (("error", "AssertionError"), ("error", "ValueError"))
+    # MMEngine asserts (an AssertionError, gone under python -O); treadle raises an error that
+    # is both MMEngine's AssertionError and a ValueError, naming both lengths.
+    assert both(run) == (("error", "AssertionError"), ("error", "EvaluatorArgumentError"))
+    from treadle.runner.evaluator.errors import EvaluatorArgumentError
+
+    assert issubclass(EvaluatorArgumentError, ValueError)
+    assert issubclass(EvaluatorArgumentError, AssertionError)
 
 
 METRIC_DICTS = [

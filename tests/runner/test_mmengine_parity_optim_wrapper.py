@@ -8,6 +8,8 @@ Runs only where mmengine is installed: ``hatch run mmengine:pytest ...``.
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 pytest.importorskip("mmengine")
@@ -62,7 +64,9 @@ OPTIMIZERS = {
 def train(side, optimizer="sgd", count_status=True, **kwargs):
     """Train one side: returns (model, wrapper, decisions, the hub's grad norms)."""
     module, logging = SIDES[side]
-    hub = logging.MessageHub.get_instance(f"parity-optim-wrapper-{side}-{id(kwargs)}")
+    # A name never used before: get_instance of an existing name does not make that hub the
+    # current one (in either library), and id(kwargs) can repeat once a dict is freed.
+    hub = logging.MessageHub.get_instance(f"parity-optim-wrapper-{side}-{uuid.uuid4().hex}")
     model = make_model()
     wrapper = module.OptimWrapper(OPTIMIZERS[optimizer](model), **kwargs)
     if count_status:
