@@ -31,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from runner_resume_start import ENV  # noqa: E402
+from runner_resume_start import config_text as resume_config_text  # noqa: E402
 
 BUDGET = 1.10
 GLOBAL_BATCH = 4
@@ -60,28 +61,17 @@ sys.exit(main(argv))
 
 
 def config_text(per_epoch: int, item_ms: float, max_iters: int, every: int) -> str:
-    cfg = dict(
-        model=dict(type="ResumeBenchModel"),
-        train_dataloader=dict(
-            dataset=dict(
-                type="ResumeBenchDataset", length=per_epoch * GLOBAL_BATCH, item_ms=item_ms
-            ),
-            sampler=dict(type="DefaultSampler", shuffle=True),
-            batch_size=1,
-            num_workers=0,
-        ),
-        optim_wrapper=dict(type="OptimWrapper", optimizer=dict(type="SGD", lr=0.001)),
-        train_cfg=dict(by_epoch=False, max_iters=max_iters),
-        default_hooks=dict(
-            logger=dict(type="LoggerHook", interval=every),
-            checkpoint=dict(type="CheckpointHook", interval=every, by_epoch=False),
-        ),
-        log_processor=dict(by_epoch=False),
-        randomness=dict(seed=0),
+    """runner_resume_start's config, elastic: one sample per loader item, ``GLOBAL_BATCH`` a
+    step whatever the number of processes."""
+    return resume_config_text(
+        per_epoch * GLOBAL_BATCH,
+        1,
+        item_ms,
+        max_iters,
+        every,
         env_cfg=dict(dist_cfg=dict(backend="gloo")),
         elastic=dict(global_batch_size=GLOBAL_BATCH),
     )
-    return "".join(f"{key} = {value!r}\n" for key, value in cfg.items())
 
 
 def _port() -> int:

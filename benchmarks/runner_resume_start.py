@@ -94,9 +94,11 @@ def register(engine: str) -> None:
     MODELS.register_module(name="ResumeBenchModel", module=ResumeBenchModel, force=True)
 
 
-def config_text(per_epoch: int, batch_size: int, item_ms: float, max_iters: int, every: int) -> str:
+def config_text(
+    per_epoch: int, batch_size: int, item_ms: float, max_iters: int, every: int, **extra: object
+) -> str:
     """The config both engines run: IterBasedTrainLoop, DefaultSampler (shuffled), no
-    validation, a checkpoint every ``every`` iterations."""
+    validation, a checkpoint every ``every`` iterations; ``extra`` adds top-level keys."""
     cfg = dict(
         model=dict(type="ResumeBenchModel"),
         train_dataloader=dict(
@@ -113,6 +115,7 @@ def config_text(per_epoch: int, batch_size: int, item_ms: float, max_iters: int,
         ),
         log_processor=dict(by_epoch=False),
         randomness=dict(seed=0),
+        **extra,
     )
     return "".join(f"{key} = {value!r}\n" for key, value in cfg.items())
 
