@@ -15,13 +15,21 @@ from __future__ import annotations
 
 import errno
 import logging
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from treadle.dist import is_main_process
 from treadle.logging import print_log
 
 from ..checkpoint.host_copy import hook_tensors
-from .checkpoint_failure import CheckpointSaveError, describe
+from .checkpoint_failure import (
+    CheckpointSaveError,
+    describe,
+    failure_on_any_rank,
+    pointer_failed,
+    storage_failure,
+)
 
 
 @dataclass
@@ -82,3 +90,72 @@ def after_write(strategy: Any, callback: Any) -> None:
         callback()
     else:
         later(callback)
+
+
+# Steps dropped by max_keep_ckpts whose files a kill may have left: a resumed run deletes them.
+STALE = "stale_ckpt_ids"
+
+
+class AsyncSaves:
+    """CheckpointHook's asynchronous saves (``async_save=True``): the pointers move and the
+    dropped checkpoint goes in the writer's thread once the file is complete, and the save in
+    flight is settled (waited for, its failure handled) before the next one.
+
+    Example:
+        >>> from treadle.runner.hooks import CheckpointHook
+        >>> hook = CheckpointHook(interval=1, async_save=True)
+        >>> hook._in_flight is None
+        True
+    """
+
+    def _finish_in_background(
+        self, runner: Any, previous: str | None, kept: list[int], step: int, dropped: int | None
+    ) -> None:
+        """Move the pointers, then delete the dropped checkpoint, in the writer's thread once
+        the file is complete (never when its write failed)."""
+        unit = "epoch" if self.by_epoch else "iteration"
+        save = SaveInFlight(str(self.last_ckpt), previous, kept, unit, step)
+        self._in_flight = save
+        removal = None if dropped is None else self._removable(dropped)
+        if not is_main_process():
+            return
+
+        def finish() -> None:
+            save.written = True
+            try:
+                self._write_pointers(runner)
+            except OSError as exc:  # reported on the training thread by _settle_async_save
+                save.pointer_error = exc
+            if removal is not None:
+                self._remove_path(removal)
+
+        after_write(runner.strategy, finish)
+
+    def _settle_async_save(self, runner: Any) -> None:
+        """Wait for the asynchronous save in flight (its write, pointers and deletion) and
+        handle its failure as a failed synchronous save: every rank calls it together."""
+        save, self._in_flight = self._in_flight, None
+        if save is None:
+            return
+        try:
+            runner.strategy.wait_for_checkpoint()
+        except (OSError, RuntimeError) as exc:
+            failure = storage_failure(exc, self.out_dir, save.previous)
+            if failure is None:  # not the storage's fault
+                raise
+        else:
+            # Its error may have been raised to whoever waited for the writer first (a
+            # rollback, a preemption): a write that is over and never finished failed.
+            failure = None if save.written or not is_main_process() else unfinished_write()
+        failure = failure_on_any_rank(failure)
+        if failure is not None:
+            # As if that save had not been asked for: the pointers still name `previous`.
+            self.last_ckpt = save.previous
+            runner.message_hub.update_info("last_ckpt", save.previous)
+            if self.max_keep_ckpts > 0:
+                self.keep_ckpt_ids = deque(save.kept, self.max_keep_ckpts)
+                runner.message_hub.update_info("keep_ckpt_ids", list(save.kept))
+                runner.message_hub.update_info(STALE, [])
+            background_write_failed(self, save, failure)
+        elif save.pointer_error is not None:
+            pointer_failed(runner, self, save.path, save.pointer_error)

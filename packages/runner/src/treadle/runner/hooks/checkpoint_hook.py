@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import difflib
 import os
 from collections import deque
 from collections.abc import Sequence
@@ -25,12 +24,12 @@ from .checkpoint_args import (
     save_best_names,
 )
 from .checkpoint_async import (
+    STALE,
+    AsyncSaves,
     SaveInFlight,
-    after_write,
-    background_write_failed,
     prepare_async_save,
-    unfinished_write,
 )
+from .checkpoint_best import BestCheckpoints, same_folder
 from .checkpoint_failure import (
     check_on_save_error,
     failure_on_any_rank,
@@ -41,34 +40,14 @@ from .checkpoint_failure import (
 )
 from .checkpoint_publish import publish_checkpoint, remove_checkpoint
 from .checkpoint_rules import INITIAL_SCORE, RULES, resolve_rules
+from .checkpoint_schedule import SaveSchedule
 from .hook import DATA_BATCH, Hook
 
-# Steps dropped by max_keep_ckpts whose files a kill may have left: a resumed run deletes them.
-STALE = "stale_ckpt_ids"
 OUT_DIR_NOTE = ".checkpoint_out_dir"
 
 
-def _number(value: Any) -> Any:
-    """A tensor's or NumPy scalar's value as a Python number; anything else as it is."""
-    return value.item() if hasattr(value, "item") else value
-
-
-def _folder(path: str) -> str:
-    """The folder of a checkpoint path (local, or a URI such as s3://bucket/ckpts/a.pth)."""
-    if "://" in path:
-        return path.rstrip("/").rsplit("/", 1)[0]
-    return os.path.abspath(os.path.dirname(path))
-
-
-def _same_folder(path: str, folder: str) -> bool:
-    if "://" in folder:
-        return _folder(path) == folder.rstrip("/")
-    # Absolute: a run resumed with work_dir written another way is still the same folder.
-    return _folder(path) == os.path.abspath(folder)
-
-
 @HOOKS.register_module()
-class CheckpointHook(Hook):
+class CheckpointHook(AsyncSaves, SaveSchedule, BestCheckpoints, Hook):
     """Save checkpoints every ``interval`` epochs (or iterations), at the end of training, and
     the best one by a validation metric.
 
@@ -267,7 +246,7 @@ class CheckpointHook(Hook):
         self._saved_since_resume = False
         if self.max_keep_ckpts > 0:
             kept = list(hub.runtime_info.get("keep_ckpt_ids", []))
-            if self._resumed_from and not _same_folder(self._resumed_from, self.out_dir):
+            if self._resumed_from and not same_folder(self._resumed_from, self.out_dir):
                 # Steps another folder kept: deleting them here would delete files this run
                 # never wrote (its checkpoints of the same names).
                 runner.logger.info(
@@ -365,19 +344,6 @@ class CheckpointHook(Hook):
             runner.logger.info(f"Saving checkpoint at {runner.epoch + 1} epochs")
             self._save_checkpoint(runner)
 
-    def next_train_iter(self, runner: Any, iteration: int, batch_idx: int) -> int | None:
-        """The next iteration that saves (none while saving by epoch)."""
-        if self.by_epoch:
-            return None
-        done = iteration + 1
-        candidates = []
-        if self.interval > 0:
-            first = max(done, self.save_begin)
-            candidates.append(first + -(first - self.save_begin) % self.interval)
-        if self.save_last and runner.max_iters >= done:
-            candidates.append(runner.max_iters)
-        return min(candidates) - 1 if candidates else None
-
     def after_train_iter(
         self,
         runner: Any,
@@ -471,58 +437,6 @@ class CheckpointHook(Hook):
         if dropped is not None:
             self._remove_step(dropped)
 
-    def _finish_in_background(
-        self, runner: Any, previous: str | None, kept: list[int], step: int, dropped: int | None
-    ) -> None:
-        """Move the pointers, then delete the dropped checkpoint, in the writer's thread once
-        the file is complete (never when its write failed)."""
-        unit = "epoch" if self.by_epoch else "iteration"
-        save = SaveInFlight(str(self.last_ckpt), previous, kept, unit, step)
-        self._in_flight = save
-        removal = None if dropped is None else self._removable(dropped)
-        if not is_main_process():
-            return
-
-        def finish() -> None:
-            save.written = True
-            try:
-                self._write_pointers(runner)
-            except OSError as exc:  # reported on the training thread by _settle_async_save
-                save.pointer_error = exc
-            if removal is not None:
-                self._remove_path(removal)
-
-        after_write(runner.strategy, finish)
-
-    def _settle_async_save(self, runner: Any) -> None:
-        """Wait for the asynchronous save in flight (its write, pointers and deletion) and
-        handle its failure as a failed synchronous save: every rank calls it together."""
-        save, self._in_flight = self._in_flight, None
-        if save is None:
-            return
-        try:
-            runner.strategy.wait_for_checkpoint()
-        except (OSError, RuntimeError) as exc:
-            failure = storage_failure(exc, self.out_dir, save.previous)
-            if failure is None:  # not the storage's fault
-                raise
-        else:
-            # Its error may have been raised to whoever waited for the writer first (a
-            # rollback, a preemption): a write that is over and never finished failed.
-            failure = None if save.written or not is_main_process() else unfinished_write()
-        failure = failure_on_any_rank(failure)
-        if failure is not None:
-            # As if that save had not been asked for: the pointers still name `previous`.
-            self.last_ckpt = save.previous
-            runner.message_hub.update_info("last_ckpt", save.previous)
-            if self.max_keep_ckpts > 0:
-                self.keep_ckpt_ids = deque(save.kept, self.max_keep_ckpts)
-                runner.message_hub.update_info("keep_ckpt_ids", list(save.kept))
-                runner.message_hub.update_info(STALE, [])
-            background_write_failed(self, save, failure)
-        elif save.pointer_error is not None:
-            pointer_failed(runner, self, save.path, save.pointer_error)
-
     def _write_pointers(self, runner: Any) -> None:
         # The pointer moves last, once the checkpoint it names is complete; written atomically.
         # Each names the checkpoint relative to its own folder when it lies there, so a copied
@@ -549,141 +463,6 @@ class CheckpointHook(Hook):
             return
         self._save_best_checkpoint(runner, metrics)
 
-    def _report_outside_training(self, runner: Any, metrics: dict[str, Any]) -> None:
-        # runner.val() (MMEngine #1587): no optimizer, scheduler or loop state of a training
-        # run to save, and a standalone validation must not replace a training run's best.
-        if "auto" in self.key_indicators:
-            self._init_rule(self.rules, [next(iter(metrics))])
-        self._check_metrics(metrics)
-        scores = ", ".join(f"{key}: {_number(metrics[key])}" for key in self.key_indicators)
-        runner.logger.info(
-            f"CheckpointHook: {scores} (save_best); no best checkpoint is saved outside "
-            "training (runner.val() has no training state to save)"
-        )
-
-    def _score_keys(self, key: str) -> tuple[str, str]:
-        if len(self.key_indicators) == 1:
-            return "best_score", "best_ckpt"
-        return f"best_score_{key}", f"best_ckpt_{key}"
-
-    def _check_metrics(self, metrics: dict) -> None:
-        for key in self.key_indicators:
-            if key not in metrics:
-                close = difflib.get_close_matches(key, list(metrics), n=3, cutoff=0.5)
-                hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
-                raise KeyError(
-                    f"CheckpointHook: save_best names {key!r}, but the evaluation returned "
-                    f"{sorted(metrics)}{hint}"
-                )
-
-    def _save_best_checkpoint(self, runner: Any, metrics: dict[str, Any]) -> None:
-        if not self.save_best:
-            return
-        # A best checkpoint is written at once: the save in flight first, and its outcome.
-        self._settle_async_save(runner)
-        if "auto" in self.key_indicators:
-            self._init_rule(self.rules, [next(iter(metrics))])
-        self._check_metrics(metrics)
-        unit, step = ("epoch", runner.epoch) if self.by_epoch else ("iter", runner.iter)
-        filename = self.filename_tmpl.format(step)
-        meta = dict(epoch=runner.epoch, iter=runner.iter)
-        hub = runner.message_hub
-
-        updated = False
-        for key in self.key_indicators:
-            score = metrics[key]
-            score_key, path_key = self._score_keys(key)
-            best_score = hub.runtime_info.get(score_key, self.init_value_map[self._rule(key)])
-            if score is None or not self.is_better_than[key](score, best_score):
-                continue
-            updated = True
-            # A plain number: checkpoints load with weights_only, which refuses NumPy scalars.
-            score = _number(score)
-            best_name = f"best_{key}_{filename}".replace("/", "_")
-            path = self._path(best_name)
-            previous = self._best_path(key)
-            # Recorded before the write, so that the best checkpoint names itself: a run
-            # resumed from it (best_with_state) replaces it at the next better score.
-            old_info = (hub.runtime_info.get(score_key), hub.runtime_info.get(path_key))
-            hub.update_info(score_key, score)
-            hub.update_info(path_key, path)
-            self._set_best_path(key, path)
-            try:
-                self._write_best(runner, best_name, meta)
-            except BaseException:
-                self._set_best_path(key, previous)  # type: ignore[arg-type]
-                hub.update_info(score_key, old_info[0])
-                hub.update_info(path_key, old_info[1])
-                raise
-            runner.logger.info(
-                f"The best checkpoint with {score:0.4f} {key} at {step} {unit} is saved to "
-                f"{best_name}."
-            )
-            # The old best goes once the new one is complete: a failed or killed save leaves
-            # the old one in place (MMEngine deletes it first).
-            if previous and previous != path:
-                self._remove_best(runner, previous)
-        # The periodic checkpoint of this step was written before validation, with the old
-        # best in its message hub: write it again so a resume from it knows the new best file.
-        # Only that one: MMEngine writes a checkpoint at this step even when the interval
-        # skipped it, off the user's schedule and counted against max_keep_ckpts.
-        if updated and self.last_ckpt == self._path(filename):
-            # The loop's state holds the generators training continues from, not those of
-            # validation.
-            self._save_checkpoint_with_step(runner, step, dict(meta))
-
-    def _write_best(self, runner: Any, best_name: str, meta: dict) -> None:
-        # best_with_state: what a periodic checkpoint holds, so a run resumes from the best.
-        with_state = self.best_with_state
-        runner.save_checkpoint(
-            self.out_dir,
-            filename=best_name,
-            file_client_args=self.file_client_args,
-            save_optimizer=with_state,
-            save_param_scheduler=with_state and runner.param_schedulers is not None,
-            meta=dict(meta),
-            by_epoch=False,
-            backend_args=self.backend_args,
-        )
-
-    def _remove_best(self, runner: Any, previous: str) -> None:
-        if not is_main_process():
-            return
-        if not _same_folder(previous, self.out_dir):
-            # The best of the run this one resumed from, in its own folder: not ours to delete.
-            runner.logger.info(
-                f"The previous best checkpoint {previous} is kept: it is outside {self.out_dir}"
-            )
-            return
-        try:
-            if remove_checkpoint(previous, self._store):
-                runner.logger.info(f"The previous best checkpoint {previous} is removed")
-        except OSError as exc:  # a file too many is no reason to stop training
-            removal_failed(previous, exc)
-
-    def _rule(self, key: str) -> str:
-        return self.rules[self.key_indicators.index(key)]  # type: ignore[return-value]
-
-    def _best_path(self, key: str) -> str | None:
-        if len(self.key_indicators) == 1:
-            return self.best_ckpt_path
-        return self.best_ckpt_path_dict.get(key)
-
-    def _best_paths(self) -> list[str]:
-        if self.save_best is None:
-            return []
-        if len(self.key_indicators) == 1:
-            paths = [self.best_ckpt_path]
-        else:
-            paths = list(self.best_ckpt_path_dict.values())
-        return [path for path in paths if path]
-
-    def _set_best_path(self, key: str, path: str) -> None:
-        if len(self.key_indicators) == 1:
-            self.best_ckpt_path = path
-        else:
-            self.best_ckpt_path_dict[key] = path
-
     # --- publishing ---
 
     def after_train(self, runner: Any) -> None:
@@ -702,34 +481,3 @@ class CheckpointHook(Hook):
         for path in paths:
             if path is not None:
                 publish_checkpoint(str(path), self.published_keys, self._store)
-
-    # --- the saves still to come (part ETA: the train ETA counts them) ---
-
-    def saves_left(self, runner: Any) -> int:
-        """How many periodic and last checkpoints this hook will still write in the current
-        training, counted from the epoch (or iteration) in progress on; best checkpoints
-        depend on scores to come and are not counted (they belong to validation's time).
-
-        Example:
-            >>> from types import SimpleNamespace
-            >>> hook = CheckpointHook(interval=4, by_epoch=False)
-            >>> hook.saves_left(SimpleNamespace(iter=0, max_iters=10))  # 4, 8 and the last
-            3
-        """
-        if self.by_epoch:
-            done, last = runner.epoch, runner.max_epochs
-        else:
-            done, last = runner.iter, runner.max_iters
-        # The step in progress (done + 1) has not saved yet: the hooks that save run after it.
-        low = max(done + 1, self.save_begin, 1)
-        count = 0
-        if self.interval > 0 and low <= last:
-            # Multiples of the interval among p - save_begin for p in low..last.
-            count = (last - self.save_begin) // self.interval - (
-                low - self.save_begin - 1
-            ) // self.interval
-        if self.save_last and last > done:
-            since = last - self.save_begin
-            if not (self.interval > 0 and since >= 0 and since % self.interval == 0):
-                count += 1
-        return count
