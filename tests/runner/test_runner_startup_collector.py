@@ -56,10 +56,13 @@ class CollectorProbe(Hook):
 
 @pytest.fixture
 def collector() -> Iterator[None]:
-    """The test's own thresholds; whatever a test does, the collector is put back after it."""
+    """The test's own thresholds; whatever a test does, the collector is put back after it.
+    Distinct from the defaults and no lower: late in a long test session the process holds
+    millions of objects, and a low threshold would run a full collection over them every few
+    thousand allocations."""
     thresholds = gc.get_threshold()
     enabled = gc.isenabled()
-    gc.set_threshold(123, 7, 9)
+    gc.set_threshold(1234, 56, 78)
     try:
         yield
     finally:
@@ -79,9 +82,9 @@ def test_train_gives_the_collector_back_as_the_caller_had_it(tmp_path, collector
     gc.enable()
     probe = CollectorProbe()
     runner = Runner(**toy_cfg(tmp_path, custom_hooks=[probe]))
-    assert _state() == (True, (123, 7, 9), 0)  # after construction: as before it
+    assert _state() == (True, (1234, 56, 78), 0)  # after construction: as before it
     runner.train()
-    assert _state() == (True, (123, 7, 9), 0)
+    assert _state() == (True, (1234, 56, 78), 0)
     # Paused while the runner prepared the training; on as usual in the loop.
     assert probe.seen == dict(before_run=False, before_train=True, after_train_iter=True)
 
@@ -91,7 +94,7 @@ def test_from_cfg_gives_the_collector_back(tmp_path, collector):
 
     gc.enable()
     Runner.from_cfg(Config(toy_cfg(tmp_path))).train()
-    assert _state() == (True, (123, 7, 9), 0)
+    assert _state() == (True, (1234, 56, 78), 0)
 
 
 def test_garbage_made_while_paused_is_still_collected(tmp_path, collector):
@@ -106,7 +109,7 @@ def test_a_caller_with_the_collector_off_keeps_it_off(tmp_path, collector):
     gc.disable()
     probe = CollectorProbe()
     Runner(**toy_cfg(tmp_path, custom_hooks=[probe])).train()
-    assert _state() == (False, (123, 7, 9), 0)
+    assert _state() == (False, (1234, 56, 78), 0)
     assert probe.seen == dict(before_run=False, before_train=False, after_train_iter=False)
 
 
@@ -116,7 +119,7 @@ def test_the_callers_frozen_objects_stay_frozen_and_none_are_added(tmp_path, col
     frozen = gc.get_freeze_count()
     Runner(**toy_cfg(tmp_path)).train()
     enabled, thresholds, still_frozen = _state()
-    assert (enabled, thresholds) == (True, (123, 7, 9))
+    assert (enabled, thresholds) == (True, (1234, 56, 78))
     # None thawed (0), none added (more); a frozen object that dies leaves the count.
     assert 0.99 * frozen < still_frozen <= frozen
 
@@ -127,14 +130,14 @@ def test_an_error_inside_train_gives_the_collector_back(tmp_path, collector, fai
     runner = Runner(**toy_cfg(tmp_path, custom_hooks=[CollectorProbe(fail_at=fail_at)]))
     with pytest.raises(RuntimeError, match=f"probe fails at {fail_at}"):
         runner.train()
-    assert _state() == (True, (123, 7, 9), 0)
+    assert _state() == (True, (1234, 56, 78), 0)
 
 
 def test_an_error_while_building_gives_the_collector_back(tmp_path, collector):
     gc.enable()
     with pytest.raises(KeyError, match="NoSuchModel"):
         Runner(**toy_cfg(tmp_path, model=dict(type="NoSuchModel")))
-    assert _state() == (True, (123, 7, 9), 0)
+    assert _state() == (True, (1234, 56, 78), 0)
 
 
 class CollectorInWorker(ToyDataset):
@@ -177,7 +180,7 @@ def test_workers_forked_while_paused_collect_as_usual(tmp_path, collector):
     )
     Runner(**cfg).train()
     assert batches.targets == [1.0] * 6
-    assert _state() == (True, (123, 7, 9), 0)
+    assert _state() == (True, (1234, 56, 78), 0)
 
 
 def test_the_pause_keeps_what_code_inside_it_chose(collector):
@@ -186,7 +189,7 @@ def test_the_pause_keeps_what_code_inside_it_chose(collector):
         gc.enable()  # code inside turned collection on: it stays on, nothing is moved
         gc.disable()
         gc.freeze()  # and froze objects: they stay frozen
-    assert _state()[:2] == (True, (123, 7, 9))
+    assert _state()[:2] == (True, (1234, 56, 78))
     assert gc.get_freeze_count() > 0
 
 
@@ -198,7 +201,7 @@ def test_a_pause_inside_a_pause_does_nothing(collector):
     assert not gc.isenabled()  # still the outer one's
     outer.end()
     outer.end()  # twice is harmless
-    assert _state() == (True, (123, 7, 9), 0)
+    assert _state() == (True, (1234, 56, 78), 0)
 
 
 def test_paused_collector_keeps_the_signature_and_errors():
