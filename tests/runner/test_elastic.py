@@ -48,13 +48,51 @@ def test_plan_shares_the_global_batch_and_accumulates_to_fit_the_micro_batch():
 
 
 def test_a_global_batch_the_world_size_cannot_share_names_both_and_the_setting():
+    # No accumulation allowed (no micro_batch_size): the shares must be equal.
     with pytest.raises(ElasticConfigError) as error:
-        elastic_plan(dict(global_batch_size=64, micro_batch_size=8), world_size=3)
+        elastic_plan(dict(global_batch_size=64), world_size=3)
     message = str(error.value)
     assert "global_batch_size=64 cannot be shared by this run's 3 processes" in message
     assert "64 / 3 is not a whole number of samples per process" in message
     assert "divides 64 (1, 2, 4, 8, 16, 32, 64)" in message
     assert "elastic.global_batch_size to a multiple of 3 (e.g. 63 or 66" in message
+    assert "or allow accumulation with elastic.micro_batch_size" in message
+
+
+def test_accumulation_makes_up_unequal_shares_with_weights_that_make_the_global_mean():
+    plan = elastic_plan(dict(global_batch_size=64, micro_batch_size=8), world_size=3)
+    shares = [plan.share(rank) for rank in range(3)]
+    assert shares == [22, 21, 21] and [plan.offset(rank) for rank in range(3)] == [0, 22, 43]
+    # The same number of micro-batches on every rank (DDP syncs on the last), none over 8.
+    assert plan.micro_steps == 3 and plan.micro_batch == 8 and not plan.even
+    assert [plan.micro_sizes(rank) for rank in range(3)] == [[8, 7, 7], [7, 7, 7], [7, 7, 7]]
+    # Each micro-batch's loss times n*W*k/G, over k (accumulation) and W (DDP's mean): n/G.
+    total = sum(
+        plan.weight(n) / plan.micro_steps / plan.world_size
+        for rank in range(3)
+        for n in plan.micro_sizes(rank)
+    )
+    assert total == pytest.approx(1.0)
+    assert all(plan.weight(n) / 3 / 3 == pytest.approx(n / 64) for n in (8, 7))
+    assert "3 process(es) x 22, 21, 21 samples in 3 micro-batches of 8" in plan.describe()
+    # Equal shares keep weight 1.
+    assert elastic_plan(dict(global_batch_size=64, micro_batch_size=8), 4).weight(8) == 1.0
+
+
+def test_unequal_shares_too_small_for_the_micro_batches_are_refused():
+    with pytest.raises(ElasticConfigError) as error:
+        elastic_plan(dict(global_batch_size=4, micro_batch_size=1), world_size=3)
+    message = str(error.value)
+    assert "global_batch_size=4 cannot be shared by this run's 3 processes" in message
+    assert "every process runs the same 2 micro-batch(es)" in message
+    assert "a process with 1 sample(s) of each global batch cannot fill them" in message
+
+
+def test_micro_batches_of_unequal_shares_are_one_sample_apart_at_most():
+    from treadle.runner.dataset.micro_batches import MicroBatchCollate
+
+    assert MicroBatchCollate(list, micro_steps=3)(list(range(7))) == [[0, 1, 2], [3, 4], [5, 6]]
+    assert MicroBatchCollate(list, micro_steps=2)(list(range(4))) == [[0, 1], [2, 3]]
 
 
 @pytest.mark.parametrize(
@@ -76,11 +114,15 @@ def test_malformed_elastic_settings_are_refused(elastic, error, words):
 
 
 def _rank_batches(monkeypatch, make_sampler, world, global_batch=8, state=None, count=None):
-    """Every rank's batches (as dataset indices) with ``world`` simulated processes."""
+    """Every rank's batches (as dataset indices) with ``world`` simulated processes (unequal
+    shares, with accumulation allowed, where ``world`` does not divide the global batch)."""
     found = []
+    elastic = dict(global_batch_size=global_batch)
+    if global_batch % world:
+        elastic["micro_batch_size"] = 2
     for rank in range(world):
         monkeypatch.setattr(sampler_module, "get_dist_info", lambda r=rank: (r, world))
-        plan = elastic_plan(dict(global_batch_size=global_batch), world)
+        plan = elastic_plan(elastic, world)
         batches = ElasticBatchSampler(make_sampler(), plan)
         if state is not None:
             batches.load_state_dict(state)
@@ -119,6 +161,11 @@ def test_global_batches_are_the_same_at_every_world_size(monkeypatch, round_up):
         # Rank r's part is contiguous: positions [b*8 + r*S, b*8 + (r+1)*S).
         share = 8 // world
         assert per_rank[1][0] == one[0][share : 2 * share]
+    # 3 processes: shares of 3, 3 and 2, contiguous, the same global batches.
+    per_rank = _rank_batches(monkeypatch, sampler, 3)
+    assert _global(per_rank) == one
+    assert [len(rank[0]) for rank in per_rank] == [3, 3, 2]
+    assert per_rank[2][0] == one[0][6:8]
 
 
 def test_a_stream_is_infinite_samplers_order_shared_the_same_way(monkeypatch):

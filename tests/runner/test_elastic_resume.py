@@ -1,9 +1,10 @@
 """Elastic resume: runs with ``elastic=dict(global_batch_size=8, ...)`` checkpointed at one
-world size and resumed at another (2->1, 1->2, 2->4, 4->2; whole-file checkpoints of the plain
-Runner and FSDP2 sharded checkpoints), against the uninterrupted run of the size that saved
-them, with a data set whose every read draws random augmentation from Python's, NumPy's and
-torch's global generators (tests/support/elastic_toys.py). Four gloo groups in turn (2, 1, 4 and
-2 processes; tests/runner/workers/elastic_scenarios.py): about a minute on 2 loaded cores (the
+world size and resumed at another (2->1, 1->2, 2->4, 4->2, and 2->3 with unequal shares;
+whole-file checkpoints of the plain Runner and FSDP2 sharded checkpoints), against the
+uninterrupted run of the size that saved them, with a data set whose every read draws random
+augmentation from Python's, NumPy's and torch's global generators
+(tests/support/elastic_toys.py). Five gloo groups in turn (2, 1, 4, 2 and 3 processes;
+tests/runner/workers/elastic_scenarios.py): about a minute on 2 loaded cores (the
 fresh-environment run of tests/repo/test_single_package_install.py leaves it to the main one).
 
 TREADLE_LONG_TESTS=1 adds iteration-based runs at 4 processes, 2->4 for them, and the FSDP2
@@ -29,7 +30,7 @@ def runs(tmp_path_factory):
     """Every phase's rank-0 results, by run name."""
     out_dir = tmp_path_factory.mktemp("elastic")
     found = {}
-    for phase, size in (("size2", 2), ("size1", 1), ("size4", 4), ("size2b", 2)):
+    for phase, size in (("size2", 2), ("size1", 1), ("size4", 4), ("size2b", 2), ("size3", 3)):
         env = {"ELASTIC_PHASE": phase, "ELASTIC_LONG": "1" if LONG else "0"}
         results = gloo_group.run_group(SCENARIOS, size, out_dir, extra_env=env)
         for rank in range(size):
@@ -94,6 +95,16 @@ def test_uninterrupted_runs_at_1_2_and_4_processes_train_alike(runs):
         assert_weights_match(runs[f"iter{size}"]["weights"], runs["iter1"]["weights"])
     # 30 samples in global batches of 8: 4 per epoch (the last padded), 3 epochs.
     assert runs["epoch1"]["iter"] == 12 and runs["iter1"]["iter"] == 10
+
+
+def test_three_processes_take_unequal_shares_and_train_as_the_others(runs):
+    # G=8 at 3 processes (3, 3 and 2 samples, 2 micro-batches each, each micro-batch's loss
+    # weighted by its share): uninterrupted, and resumed from a 2-process checkpoint.
+    assert_losses_match(runs["epoch3"]["losses"], runs["epoch1"]["losses"], 0)
+    assert_weights_match(runs["epoch3"]["weights"], runs["epoch1"]["weights"])
+    assert_losses_match(runs["epoch2to3"]["losses"], runs["epoch2"]["losses"], 6)
+    assert_weights_match(runs["epoch2to3"]["weights"], runs["epoch2"]["weights"])
+    assert runs["epoch2to3"]["iter"] == runs["epoch2"]["iter"] == 12
 
 
 def test_fsdp2_sharded_checkpoint_resumes_at_another_size(runs):

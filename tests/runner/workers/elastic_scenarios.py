@@ -96,6 +96,12 @@ def _phase_size2b(context, results):
     results["iter1to2"] = _run(context, "iter1to2", "iter", ITER, "iter1/iter_6.pth")
 
 
+def _phase_size3(context, results):
+    # 8 samples a step at 3 processes: shares of 3, 3 and 2 in 2 micro-batches each, weighted.
+    results["epoch3"] = _run(context, "epoch3", "epoch", EPOCH)
+    results["epoch2to3"] = _run(context, "epoch2to3", "epoch", EPOCH, "epoch2/iter_6.pth")
+
+
 def scenario_phase(context):
     results = {}
     phase = os.environ["ELASTIC_PHASE"]
@@ -104,5 +110,6 @@ def scenario_phase(context):
         "size1": _phase_size1,
         "size4": _phase_size4,
         "size2b": _phase_size2b,
+        "size3": _phase_size3,
     }[phase](context, results)
     return results

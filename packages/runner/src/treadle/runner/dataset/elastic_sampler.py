@@ -7,7 +7,8 @@ The order of the samples is a function of the seed, the epoch and the global pos
   stream (``InfiniteSampler``) is InfiniteSampler's: one permutation per pass, drawn in turn
   from a generator seeded once with ``seed``;
 - global batch ``b`` is positions ``[b*G, (b+1)*G)`` of that order, and rank ``r`` of ``W``
-  takes the contiguous part ``[b*G + r*S, b*G + (r+1)*S)``, ``S = G / W``;
+  takes the contiguous part ``[b*G + r*S, b*G + (r+1)*S)``, ``S = G / W`` (where ``W`` does
+  not divide ``G``, the first ``G % W`` ranks take one sample more: ``ElasticPlan.share``);
 - the last incomplete global batch of an epoch is padded with the epoch's first samples
   (``round_up=True``, DefaultSampler's default) or dropped (``round_up=False`` or the
   loader's ``drop_last=True``): one rule, whatever ``W``; a stream has no last batch.
@@ -162,8 +163,8 @@ class ElasticBatchSampler(Sampler[list[SampleKey]]):
                 start = position
         order = self._epoch_order(epoch)
         length, total = len(order), self.epoch_samples()
-        size, share = self.plan.global_batch_size, self.plan.per_rank
-        first = self.rank * share
+        size, share = self.plan.global_batch_size, self.plan.share(self.rank)
+        first = self.plan.offset(self.rank)
         stream = stream_seed(self.sampler.seed, epoch)
         handed_out = [0]
         self._live = (epoch, start, handed_out)
@@ -178,8 +179,8 @@ class ElasticBatchSampler(Sampler[list[SampleKey]]):
 
     def _endless(self) -> Iterator[list[SampleKey]]:
         stream = _Stream(self.sampler.seed, len(self.dataset), self.sampler.shuffle)
-        size, share = self.plan.global_batch_size, self.plan.per_rank
-        first = self.rank * share
+        size, share = self.plan.global_batch_size, self.plan.share(self.rank)
+        first = self.plan.offset(self.rank)
         begin = self._stream_start
         while True:
             keys = stream.take(begin + first, share)

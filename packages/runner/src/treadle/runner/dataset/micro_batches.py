@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .elastic_plan import split_sizes
+
 
 class MicroBatches(list):
     """The micro-batches of one training step (each one collated by the loader's
@@ -24,16 +26,19 @@ class MicroBatches(list):
 
 
 class MicroBatchCollate:
-    """Splits a process's samples of one step into ``micro_steps`` equal parts and collates
-    each with ``collate_fn`` (runs in the DataLoader's workers)."""
+    """Splits a process's samples of one step into ``micro_steps`` parts (equal, or one sample
+    larger first where they cannot be: ``split_sizes``) and collates each with ``collate_fn``
+    (runs in the DataLoader's workers)."""
 
     def __init__(self, collate_fn: Callable[[Sequence[Any]], Any], micro_steps: int) -> None:
         self.collate_fn = collate_fn
         self.micro_steps = micro_steps
 
     def __call__(self, samples: Sequence[Any]) -> MicroBatches:
-        size = len(samples) // self.micro_steps
         collate = self.collate_fn
-        return MicroBatches(
-            collate(samples[start : start + size]) for start in range(0, len(samples), size)
-        )
+        parts = MicroBatches()
+        start = 0
+        for size in split_sizes(len(samples), self.micro_steps):
+            parts.append(collate(samples[start : start + size]))
+            start += size
+        return parts

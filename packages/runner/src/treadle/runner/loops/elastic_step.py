@@ -16,11 +16,18 @@ global batch (:mod:`treadle.runner.dataset.elastic_sampler`). :class:`ElasticSte
 Each rank's loss is the mean over its share, DDP averages the ranks' gradients, and the
 accumulated micro-batches are each divided by ``micro_steps``: the gradient is that of the
 global batch's mean loss, the same sum at every world size up to the order of summation.
+
+Where the shares differ (the world size does not divide the global batch; allowed with
+accumulation), each micro-batch's loss is also multiplied by its weight
+(:meth:`~treadle.runner.dataset.elastic_plan.ElasticPlan.weight`, through the optimizer
+wrappers' ``scale_loss`` for that call only), and the logged values are averaged by sample
+counts rather than plainly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -52,6 +59,10 @@ class ElasticStep:
         self.plan = plan
         self.micro_steps = plan.micro_steps
         self.world_size = plan.world_size
+        # Unequal shares: this rank's micro-batch sizes and share of the global batch.
+        rank = dist.get_rank()
+        self.sizes = None if plan.even else plan.micro_sizes(rank)
+        self.share = plan.share(rank)
 
     @classmethod
     def of(cls, runner: Any, dataloader: Any) -> ElasticStep | None:
@@ -95,6 +106,8 @@ class ElasticStep:
         )
 
     def __call__(self, data_batch: Any, optim_wrapper: Any) -> Any:
+        if self.sizes is not None:
+            return self._unequal(data_batch, optim_wrapper)
         model = self.runner.model
         if self.micro_steps > 1 and isinstance(data_batch, MicroBatches):
             parts = [model.train_step(part, optim_wrapper=optim_wrapper) for part in data_batch]
@@ -104,6 +117,38 @@ class ElasticStep:
         if self.world_size > 1:
             outputs = _mean_over_ranks(outputs)
         return outputs
+
+    def _unequal(self, data_batch: Any, optim_wrapper: Any) -> Any:
+        """The step where the processes' shares differ: weighted losses, weighted logs."""
+        model = self.runner.model
+        assert self.sizes is not None
+        parts = data_batch if isinstance(data_batch, MicroBatches) else [data_batch]
+        outputs = []
+        for part, samples in zip(parts, self.sizes, strict=True):
+            with _weighted_losses(optim_wrapper, self.plan.weight(samples)):
+                outputs.append(model.train_step(part, optim_wrapper=optim_wrapper))
+        logged = _mean(outputs, self.sizes)
+        return _mean_over_ranks(logged, self.share / self.plan.global_batch_size)
+
+
+@contextmanager
+def _weighted_losses(optim_wrapper: Any, weight: float) -> Iterator[None]:
+    """Every wrapper's ``scale_loss`` times ``weight``, for the calls inside (the instance's
+    own ``scale_loss``, a mock's for example, is put back after)."""
+    saved = []
+    for wrapper in _wrappers(optim_wrapper):
+        own = wrapper.__dict__.get("scale_loss")
+        original = wrapper.scale_loss
+        saved.append((wrapper, own))
+        wrapper.scale_loss = lambda loss, _scale=original: _scale(loss) * weight
+    try:
+        yield
+    finally:
+        for wrapper, own in saved:
+            if own is None:
+                del wrapper.scale_loss
+            else:
+                wrapper.scale_loss = own
 
 
 def _scalars(outputs: Any) -> list[str]:
@@ -116,25 +161,36 @@ def _scalars(outputs: Any) -> list[str]:
     ]
 
 
-def _mean(parts: list[Any]) -> Any:
-    """The micro-batches' outputs averaged (their scalar tensors; other values: the last)."""
+def _mean(parts: list[Any], sizes: list[int] | None = None) -> Any:
+    """The micro-batches' outputs averaged (their scalar tensors; other values: the last),
+    weighted by their ``sizes`` where given."""
     last = parts[-1]
     keys = _scalars(last)
     if not keys:
         return last
     outputs = dict(last)
     for key in keys:
-        outputs[key] = torch.stack([part[key].reshape(()) for part in parts]).mean()
+        values = torch.stack([part[key].reshape(()) for part in parts])
+        if sizes is None:
+            outputs[key] = values.mean()
+        else:
+            counts = torch.tensor(sizes, dtype=values.dtype, device=values.device)
+            outputs[key] = (values * counts).sum() / counts.sum()
     return outputs
 
 
-def _mean_over_ranks(outputs: Any) -> Any:
-    """The scalar tensors of ``outputs`` averaged over the processes (one all-reduce)."""
+def _mean_over_ranks(outputs: Any, fraction: float | None = None) -> Any:
+    """The scalar tensors of ``outputs`` averaged over the processes (one all-reduce); with
+    ``fraction`` (this process's part of the global batch), weighted by the parts."""
     keys = _scalars(outputs)
     if not keys:
         return outputs
     values = torch.stack([outputs[key].detach().reshape(()).float() for key in keys])
-    dist.all_reduce(values, op="mean")
+    if fraction is None:
+        dist.all_reduce(values, op="mean")
+    else:
+        values = values * fraction
+        dist.all_reduce(values, op="sum")
     reduced = dict(outputs)
     for key, value in zip(keys, values.unbind(), strict=True):
         reduced[key] = value.to(outputs[key].dtype)

@@ -41,8 +41,8 @@ def elastic_batches(
     if batch_size is not None and batch_size != plan.micro_batch:
         print_log(
             f"{where}.batch_size={batch_size} is not used: with elastic each of the "
-            f"{plan.world_size} process(es) takes {plan.per_rank} samples of every global batch "
-            f"of {plan.global_batch_size}"
+            f"{plan.world_size} process(es) takes {_shares(plan)} samples of every global "
+            f"batch of {plan.global_batch_size}"
             + (f", in {plan.micro_steps} micro-batches" if plan.micro_steps > 1 else ""),
             logger="current",
             level=logging.INFO,
@@ -51,3 +51,9 @@ def elastic_batches(
     if plan.micro_steps > 1:
         collate_fn = MicroBatchCollate(collate_fn, plan.micro_steps)
     return batches, collate_fn
+
+
+def _shares(plan: ElasticPlan) -> str:
+    if plan.even:
+        return str(plan.per_rank)
+    return "/".join(str(plan.share(rank)) for rank in range(plan.world_size))
