@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import pickle
-import socket
 import subprocess
 import sys
 import tempfile
@@ -88,23 +87,15 @@ def worker(jobs_path: str, out_path: str) -> None:
 
 
 def run_group(size: int, jobs: list[dict], root: Path) -> dict:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = str(probe.getsockname()[1])
+    sys.path.insert(0, str(SUPPORT))
+    from gloo_group import free_port, torchrun_variables
+
+    port = free_port()
     jobs_path, out_path = root / f"jobs{size}.json", root / f"out{size}.pkl"
     jobs_path.write_text(json.dumps(jobs))
     processes = []
     for rank in range(size):
-        env = dict(
-            os.environ,
-            RANK=str(rank),
-            LOCAL_RANK=str(rank),
-            WORLD_SIZE=str(size),
-            LOCAL_WORLD_SIZE=str(size),
-            MASTER_ADDR="127.0.0.1",
-            MASTER_PORT=port,
-            CUDA_VISIBLE_DEVICES="",
-        )
+        env = dict(os.environ, **torchrun_variables(rank, size, port), CUDA_VISIBLE_DEVICES="")
         command = [sys.executable, __file__, "--worker", str(jobs_path), str(out_path)]
         pipes = dict(stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         processes.append(subprocess.Popen(command, env=env, **pipes))

@@ -19,7 +19,6 @@ Budget: resuming at another size <= 1.10x resuming at the same size (``--check``
 from __future__ import annotations
 
 import argparse
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from runner_resume_start import ENV  # noqa: E402
+
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))
+from gloo_group import free_port, torchrun_variables  # noqa: E402
 from runner_resume_start import config_text as resume_config_text  # noqa: E402
 
 BUDGET = 1.10
@@ -74,12 +76,6 @@ def config_text(per_epoch: int, item_ms: float, max_iters: int, every: int) -> s
     )
 
 
-def _port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def run_group(
     size: int, config: Path, work_dir: Path, checkpoint: str, first_step: bool
 ) -> tuple[float, float]:
@@ -89,20 +85,11 @@ def run_group(
         benchmarks=str(HERE), config=str(config), work_dir=str(work_dir), checkpoint=checkpoint
     )
     text = (EXIT_AT_FIRST_STEP if first_step else "import sys\n") + text
-    port = str(_port())
+    port = free_port()
     start = time.perf_counter()
     processes = []
     for rank in range(size):
-        env = dict(
-            ENV,
-            RANK=str(rank),
-            LOCAL_RANK=str(rank),
-            WORLD_SIZE=str(size),
-            LOCAL_WORLD_SIZE=str(size),
-            MASTER_ADDR="127.0.0.1",
-            MASTER_PORT=port,
-            CUDA_VISIBLE_DEVICES="",
-        )
+        env = dict(ENV, **torchrun_variables(rank, size, port), CUDA_VISIBLE_DEVICES="")
         command = [sys.executable, "-c", text]
         pipes = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         processes.append(subprocess.Popen(command, env=env, **pipes))

@@ -38,6 +38,18 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def torchrun_variables(rank: int, world_size: int, port: int) -> dict[str, str]:
+    """What torchrun sets for ``rank`` of ``world_size`` processes on this machine."""
+    return {
+        "RANK": str(rank),
+        "WORLD_SIZE": str(world_size),
+        "LOCAL_RANK": str(rank),
+        "LOCAL_WORLD_SIZE": str(world_size),
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(port),
+    }
+
+
 def clean_environment(*, gpus: bool = False, **variables: str) -> dict[str, str]:
     """This process's environment without any launcher's variables, plus ``variables``.
 
@@ -98,18 +110,7 @@ def run_group(
     the ranks see the machine's GPUs only with ``gpus=True``.
     """
     port = free_port()
-
-    def torchrun_variables(rank: int, port: int) -> dict[str, str]:
-        return {
-            "RANK": str(rank),
-            "WORLD_SIZE": str(world_size),
-            "LOCAL_RANK": str(rank),
-            "LOCAL_WORLD_SIZE": str(world_size),
-            "MASTER_ADDR": "127.0.0.1",
-            "MASTER_PORT": str(port),
-        }
-
-    per_rank_env = per_rank_env or torchrun_variables
+    per_rank_env = per_rank_env or (lambda rank, port: torchrun_variables(rank, world_size, port))
     command = [sys.executable, str(RANK_RUNNER), str(scenarios), str(out_dir), launcher]
     processes = [
         subprocess.Popen(
